@@ -1,0 +1,74 @@
+// Errors: zklock's own conditions, and ZooKeeper's return codes, as boost::system::error_code.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <type_traits>
+
+namespace zklock {
+
+/// Conditions zklock reports itself. Category name: "zklock".
+enum class error {
+    timeout = 1,           ///< the lock (or the connection) was not obtained within the deadline
+    session_expired,       ///< the ZooKeeper session expired; ephemeral nodes and locks of it are gone
+    session_closed,        ///< the session was closed while the operation was pending
+    auth_failed,           ///< the server refused the session's credentials; the session is unusable
+    not_connected,         ///< the session was never connected (call async_connect first)
+    connect_timeout,       ///< no ZooKeeper server answered within the connect timeout
+    invalid_hosts,         ///< the host string cannot be parsed
+    invalid_path,          ///< a znode path that ZooKeeper would reject
+    lock_node_deleted,     ///< our lock node was deleted by someone else: the lock is lost
+    ownership_uncertain,   ///< disconnected longer than the loss grace period: the lock may be lost
+    not_held,              ///< release of a guard that holds nothing
+    already_closed,        ///< the session was already closed or expired before the call
+    watch_not_armed,       ///< async_wait on a watch that no read armed
+};
+
+const boost::system::error_category& zklock_category() noexcept;
+
+/// ZooKeeper's own return codes (ZNONODE, ZNOAUTH, ZCONNECTIONLOSS, ...), values as in zookeeper.h.
+/// Category name: "zklock.zookeeper".
+const boost::system::error_category& zookeeper_category() noexcept;
+
+inline boost::system::error_code make_error_code(error e) noexcept
+{
+    return {static_cast<int>(e), zklock_category()};
+}
+
+/// ZooKeeper return codes zklock names (values match zookeeper.h, which public headers never include).
+enum class zk_errc {
+    connection_loss = -4,
+    marshalling_error = -5,
+    operation_timeout = -7,
+    bad_arguments = -8,
+    invalid_state = -9,
+    no_node = -101,
+    no_auth = -102,
+    bad_version = -103,
+    no_children_for_ephemerals = -108,
+    node_exists = -110,
+    not_empty = -111,
+    session_expired = -112,
+    invalid_acl = -114,
+    auth_failed = -115,
+    closing = -116,
+    session_moved = -118,
+    not_read_only = -119,
+    no_watcher = -121,
+};
+
+inline boost::system::error_code make_error_code(zk_errc e) noexcept
+{
+    return {static_cast<int>(e), zookeeper_category()};
+}
+
+/// True for ZooKeeper codes after which the same request may succeed once the client has reconnected
+/// (connection loss, operation timeout). An expired session is never retryable.
+bool is_retryable(const boost::system::error_code& ec) noexcept;
+
+}  // namespace zklock
+
+template <>
+struct boost::system::is_error_code_enum<zklock::error> : std::true_type {};
+template <>
+struct boost::system::is_error_code_enum<zklock::zk_errc> : std::true_type {};

@@ -1,0 +1,117 @@
+// Ownership of a lock, as a move-only value.
+#pragma once
+
+#include <zklock/detail/handler.hpp>
+#include <zklock/fencing_token.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace zklock {
+
+namespace detail {
+class lock_queue;
+void async_release(std::shared_ptr<lock_queue>, std::uint64_t holder,
+                   handler<>);
+void async_wait_lost(std::shared_ptr<lock_queue>, std::uint64_t holder,
+                     handler<>);
+void release_detached(const std::shared_ptr<lock_queue>&, std::uint64_t holder) noexcept;
+boost::system::error_code lost_reason(const std::shared_ptr<lock_queue>&, std::uint64_t holder) noexcept;
+}  // namespace detail
+
+/**
+ * Proof of holding a lock, given by `mutex::acquire`. Move-only; an empty guard holds nothing.
+ *
+ * Destroying a guard that still holds releases the lock in the background. `release()` does the same and
+ * completes once ZooKeeper has confirmed it (or at once, when the lock passes to another coroutine of the
+ * same session). Use a guard on its session's executor.
+ */
+class guard {
+public:
+    guard() = default;
+    guard(std::shared_ptr<detail::lock_queue> q, std::uint64_t holder, std::string node, fencing_token token)
+        : queue_(std::move(q)), holder_(holder), node_(std::move(node)), token_(token)
+    {
+    }
+    guard(guard&& o) noexcept
+        : queue_(std::move(o.queue_)), holder_(o.holder_), node_(std::move(o.node_)), token_(o.token_)
+    {
+    }
+    guard& operator=(guard&& o) noexcept
+    {
+        if (this != &o) {
+            reset();
+            queue_ = std::move(o.queue_);
+            holder_ = o.holder_;
+            node_ = std::move(o.node_);
+            token_ = o.token_;
+        }
+        return *this;
+    }
+    ~guard() { reset(); }
+
+    /// True until released (it stays true after a loss: the guard still has to be released).
+    bool owns_lock() const noexcept { return queue_ != nullptr; }
+    explicit operator bool() const noexcept { return owns_lock(); }
+
+    /// The full path of the lock node ("/locks/x/_c_<uuid>-lock-0000000007").
+    const std::string& node() const noexcept { return node_; }
+    fencing_token token() const noexcept { return token_; }
+
+    /// Empty while the lock is held; otherwise why it was lost (`error::session_expired`,
+    /// `error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_closed`).
+    boost::system::error_code lost() const noexcept
+    {
+        return queue_ ? detail::lost_reason(queue_, holder_) : boost::system::error_code{};
+    }
+
+    /**
+     * Completes when the lock is lost, with the reason, so a critical section can be cut short:
+     * `co_await (work() || g.async_wait_lost(asio::use_awaitable))`. Completes with `operation_aborted`
+     * when the guard is released first, or when the operation is cancelled. Signature `void(error_code)`.
+     */
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_wait_lost(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto h, std::shared_ptr<detail::lock_queue> q, std::uint64_t holder) {
+                detail::async_wait_lost(std::move(q), holder, std::move(h));
+            },
+            token, queue_, holder_);
+    }
+
+    /**
+     * Releases the lock. Completes with success once the lock node is deleted (one round trip) or the
+     * lock has passed to the next coroutine of this session; with the loss reason if it had been lost
+     * meanwhile; with `error::not_held` on an empty guard. The guard is empty afterwards either way.
+     * Signature `void(error_code)`.
+     */
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto release(CompletionToken&& token = {})
+    {
+        auto q = std::move(queue_);
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto h, std::shared_ptr<detail::lock_queue> qq, std::uint64_t holder) {
+                detail::async_release(std::move(qq), holder, std::move(h));
+            },
+            token, std::move(q), holder_);
+    }
+
+private:
+    void reset() noexcept
+    {
+        if (queue_) detail::release_detached(std::exchange(queue_, nullptr), holder_);
+    }
+
+    std::shared_ptr<detail::lock_queue> queue_;
+    std::uint64_t holder_ = 0;
+    std::string node_;
+    fencing_token token_;
+};
+
+}  // namespace zklock

@@ -1,0 +1,247 @@
+// One ZooKeeper session, driven by an Asio executor, and the typed operations the recipes build on.
+#pragma once
+
+#include <zklock/acl.hpp>
+#include <zklock/config.hpp>
+#include <zklock/create_mode.hpp>
+#include <zklock/detail/handler.hpp>
+#include <zklock/error.hpp>
+#include <zklock/multi.hpp>
+#include <zklock/session_state.hpp>
+#include <zklock/stat.hpp>
+#include <zklock/watch.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+/// Counters of one session, for benchmarks and tests (e.g. that a release wakes exactly one waiter).
+struct session_stats {
+    std::uint64_t requests = 0;      ///< requests handed to ZooKeeper
+    std::uint64_t watch_events = 0;  ///< node watches that fired (session events not counted)
+};
+
+namespace detail {
+class session_impl;
+
+// The compiled side of every operation (src/session/session.cpp); the templates below only erase the token.
+void async_connect(const std::shared_ptr<session_impl>&, handler<>);
+void async_close(const std::shared_ptr<session_impl>&, handler<>);
+void async_wait_state(const std::shared_ptr<session_impl>&, session_state from, handler<session_state>);
+void async_create(const std::shared_ptr<session_impl>&, op::create, handler<std::string, stat>);
+void async_remove(const std::shared_ptr<session_impl>&, std::string path, int version, handler<>);
+void async_exists(const std::shared_ptr<session_impl>&, std::string path, watch*, handler<std::optional<stat>>);
+void async_get_data(const std::shared_ptr<session_impl>&, std::string path, watch*, handler<std::string, stat>);
+void async_get_children(const std::shared_ptr<session_impl>&, std::string path, watch*,
+                        handler<std::vector<std::string>, stat>);
+void async_set_data(const std::shared_ptr<session_impl>&, std::string path, std::string data, int version,
+                    handler<stat>);
+void async_multi(const std::shared_ptr<session_impl>&, std::vector<multi_op>, handler<std::vector<multi_result>>);
+}  // namespace detail
+
+/**
+ * A ZooKeeper session whose single-threaded C client is pumped by the executor itself: no thread of its
+ * own, every completion and watch runs on `get_executor()`.
+ *
+ * @par Thread safety
+ * A session, the locks made from it and the cancellation signals aimed at their operations belong to one
+ * executor. Run the io_context on one thread, or give the session a strand.
+ *
+ * @par Operations
+ * Every asynchronous operation takes a completion token (default `asio::deferred`, so `co_await` works
+ * bare; callbacks, `use_future`, `as_tuple` work too). Errors are ZooKeeper's return codes in
+ * `zookeeper_category()` or zklock's own `error`s. Connection loss is not final: the C client reconnects
+ * and the operation reports `zk_errc::connection_loss`; retrying after reconnect is the caller's call
+ * (the lock recipes do it themselves).
+ *
+ * @par Per-operation cancellation
+ * Any cancellation type completes the operation at once with `operation_aborted`. ZooKeeper cannot take
+ * a request back: a cancelled write may still happen on the server.
+ *
+ * @par Lifetime
+ * Destroying the session closes it: pending operations complete with `error::session_closed`, and the
+ * server is told in the background. The io_context must outlive that close (run it until it returns).
+ */
+class session {
+public:
+    using executor_type = asio::any_io_executor;
+
+    session(executor_type ex, session_config config);
+    session(asio::io_context& ioc, session_config config) : session(ioc.get_executor(), std::move(config)) {}
+    session(session&&) noexcept = default;
+    session& operator=(session&&) noexcept;
+    ~session();
+
+    executor_type get_executor() const noexcept;
+    const session_config& config() const noexcept;
+    session_state state() const noexcept;
+    /// The server's id for this session (0 until the first connect).
+    std::int64_t id() const noexcept;
+    /// The session timeout the server agreed to (0 until the first connect).
+    std::chrono::milliseconds negotiated_timeout() const noexcept;
+    /// The host list without the chroot (for messages).
+    std::string hosts() const;
+    session_stats stats() const noexcept;
+
+    /// Opens the session. Completes once connected, or with `error::connect_timeout` (no server answered
+    /// within `config().connect_timeout`), `error::invalid_hosts`, `error::auth_failed`. A failed connect
+    /// leaves the session closed. Completion signature `void(error_code)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_connect(CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s) { detail::async_connect(s, std::move(h)); },
+            token, impl_);
+    }
+
+    /// Completes as soon as `state() != from` (at once if it already differs), with the new state.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_wait_state(session_state from, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, session_state)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, session_state f) {
+                detail::async_wait_state(s, f, std::move(h));
+            },
+            token, impl_, from);
+    }
+
+    /// Closes the session without blocking: pending operations fail with `error::session_closed` now,
+    /// the server is told on a helper thread.
+    void close() noexcept;
+
+    /// Closes the session and completes once the server has ended it (its ephemeral nodes are gone).
+    template <class CompletionToken = asio::deferred_t>
+    auto async_close(CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s) { detail::async_close(s, std::move(h)); },
+            token, impl_);
+    }
+
+    /// Creates a node with the open ACL. Completion `void(error_code, std::string created_path, stat)`;
+    /// the created path carries the sequence suffix for sequential modes.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_create(std::string path, std::string data, create_mode mode, CompletionToken&& token = {})
+    {
+        return async_create(op::create{std::move(path), std::move(data), mode, open_acl()},
+                            std::forward<CompletionToken>(token));
+    }
+
+    /// The same with every field of the request, the ACL among them. (With GCC 12, name the request
+    /// before `co_await`ing: a braced temporary inside a co_await expression is destroyed twice.)
+    template <class CompletionToken = asio::deferred_t>
+    auto async_create(op::create request, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, std::string, stat)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, op::create r) {
+                detail::async_create(s, std::move(r), std::move(h));
+            },
+            token, impl_, std::move(request));
+    }
+
+    /// Deletes a node if its data version matches (-1: any). Completion `void(error_code)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_remove(std::string path, int version = -1, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, std::string p, int v) {
+                detail::async_remove(s, std::move(p), v, std::move(h));
+            },
+            token, impl_, std::move(path), version);
+    }
+
+    /// Completion `void(error_code, std::optional<stat>)`: empty when the node does not exist.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_exists(std::string path, CompletionToken&& token = {})
+    {
+        return initiate_read<std::optional<stat>>(&detail::async_exists, std::move(path), nullptr, token);
+    }
+    /// The same, arming `w` to fire when the node is created, changed or deleted.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_exists(std::string path, watch& w, CompletionToken&& token = {})
+    {
+        return initiate_read<std::optional<stat>>(&detail::async_exists, std::move(path), &w, token);
+    }
+
+    /// Completion `void(error_code, std::string data, stat)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_get_data(std::string path, CompletionToken&& token = {})
+    {
+        return initiate_read<std::string, stat>(&detail::async_get_data, std::move(path), nullptr, token);
+    }
+    /// The same, arming `w` (if the node exists) to fire when it changes or is deleted.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_get_data(std::string path, watch& w, CompletionToken&& token = {})
+    {
+        return initiate_read<std::string, stat>(&detail::async_get_data, std::move(path), &w, token);
+    }
+
+    /// Completion `void(error_code, std::vector<std::string> names, stat)`; names are unsorted.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_get_children(std::string path, CompletionToken&& token = {})
+    {
+        return initiate_read<std::vector<std::string>, stat>(&detail::async_get_children, std::move(path),
+                                                             nullptr, token);
+    }
+    template <class CompletionToken = asio::deferred_t>
+    auto async_get_children(std::string path, watch& w, CompletionToken&& token = {})
+    {
+        return initiate_read<std::vector<std::string>, stat>(&detail::async_get_children, std::move(path), &w,
+                                                             token);
+    }
+
+    /// Sets a node's data if its version matches (-1: any). Completion `void(error_code, stat)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_set_data(std::string path, std::string data, int version = -1, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, stat)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, std::string p, std::string d, int v) {
+                detail::async_set_data(s, std::move(p), std::move(d), v, std::move(h));
+            },
+            token, impl_, std::move(path), std::move(data), version);
+    }
+
+    /// All operations or none. Completion `void(error_code, std::vector<multi_result>)`: on failure the
+    /// error is the first failing operation's, and each result says which one it was.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, std::vector<multi_result>)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, std::vector<multi_op> o) {
+                detail::async_multi(s, std::move(o), std::move(h));
+            },
+            token, impl_, std::move(ops));
+    }
+
+    /// For the recipes: the shared state behind this handle.
+    const std::shared_ptr<detail::session_impl>& impl() const noexcept { return impl_; }
+
+private:
+    template <class... Results, class Fn, class CompletionToken>
+    auto initiate_read(Fn fn, std::string path, watch* w, CompletionToken& token)
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, Results...)>(
+            [](auto h, Fn f, std::shared_ptr<detail::session_impl> s, std::string p, watch* wp) {
+                f(s, std::move(p), wp, std::move(h));
+            },
+            token, fn, impl_, std::move(path), w);
+    }
+
+    std::shared_ptr<detail::session_impl> impl_;
+};
+
+}  // namespace zklock

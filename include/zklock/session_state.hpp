@@ -1,0 +1,25 @@
+// The life of a ZooKeeper session, as a session reports it.
+#pragma once
+
+#include <string_view>
+
+namespace zklock {
+
+enum class session_state {
+    idle,          ///< constructed, async_connect not called yet
+    connecting,    ///< looking for a server (first connect, or after a disconnect)
+    connected,
+    expired,       ///< final: the server forgot the session, its ephemeral nodes are gone
+    auth_failed,   ///< final: credentials refused
+    closed,        ///< final: closed by us
+};
+
+/// Final states admit no further operation; a new session is a new zklock::session.
+constexpr bool is_final(session_state s) noexcept
+{
+    return s == session_state::expired || s == session_state::auth_failed || s == session_state::closed;
+}
+
+std::string_view to_string(session_state s) noexcept;
+
+}  // namespace zklock

@@ -1,0 +1,85 @@
+// A real ZooKeeper server (or a three-server ensemble) on loopback, for tests and demos.
+// The analogue of Curator's TestingServer and TestingCluster: it runs Debian's `zookeeper` package
+// (java -cp /usr/share/java/zookeeper.jar ... QuorumPeerMain) on free loopback ports with a temporary
+// data directory, so any number of test binaries can run in parallel without colliding.
+//
+// These calls block (they start and stop processes); use them outside the event loop, or before it runs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zklock::testing {
+
+struct server_options {
+    /// Milliseconds per ZooKeeper tick. Session timeouts are bounded to [2, 20] ticks by the server,
+    /// so a small tick lets tests use short session timeouts.
+    int tick_ms = 200;
+    /// How long start() and restart() wait for the server to answer `srvr`.
+    std::chrono::milliseconds start_timeout{60'000};
+    /// Where the temporary data directories go; empty means $TMPDIR or /tmp.
+    std::filesystem::path work_root;
+    /// Put the transaction log on this directory (e.g. /dev/shm) instead of the data directory.
+    std::filesystem::path data_log_root;
+};
+
+/// One standalone ZooKeeper server. Started by the constructor, killed and its directory removed by the destructor.
+/// Throws std::runtime_error (with the server's log tail) if it does not come up.
+class server {
+public:
+    explicit server(server_options options = {});
+    ~server();
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    /// "127.0.0.1:PORT", for session_config::hosts.
+    std::string connect_string() const;
+    std::uint16_t port() const;
+
+    /// Kills the server process (SIGKILL: no clean shutdown, as a crash would be). The data stays.
+    void stop();
+    /// Starts it again on the same port with the same data; returns once it answers.
+    void start();
+    bool running() const;
+
+    /// Sends a four-letter command ("srvr", "wchc", "mntr", "cons", ...) and returns the answer ("" if none).
+    std::string four_letter(const std::string& command) const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+/// A three-server (or N-server) ensemble on loopback. Each member can be stopped and restarted.
+class cluster {
+public:
+    explicit cluster(std::size_t size = 3, server_options options = {});
+    ~cluster();
+    cluster(const cluster&) = delete;
+    cluster& operator=(const cluster&) = delete;
+
+    /// "127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3".
+    std::string connect_string() const;
+    std::size_t size() const;
+    std::uint16_t client_port(std::size_t member) const;
+
+    void stop(std::size_t member);    ///< SIGKILL
+    void start(std::size_t member);   ///< returns once the member serves clients again
+    bool running(std::size_t member) const;
+
+    /// Index of the current leader (asks each running member `srvr`); throws if none answers as leader
+    /// within `timeout`.
+    std::size_t leader(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+
+    std::string four_letter(std::size_t member, const std::string& command) const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace zklock::testing

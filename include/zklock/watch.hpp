@@ -1,0 +1,65 @@
+// A one-shot ZooKeeper watch that a coroutine can await.
+#pragma once
+
+#include <zklock/detail/handler.hpp>
+#include <zklock/watch_event.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <memory>
+
+namespace zklock {
+
+namespace detail {
+class watch_state;
+class session_impl;
+void async_wait_watch(std::shared_ptr<watch_state>,
+                      handler<watch_event>);
+void drop_watch(const std::shared_ptr<watch_state>&) noexcept;
+}  // namespace detail
+
+/**
+ * A watch set by `session::async_get_data`, `async_exists` or `async_get_children`.
+ *
+ * It fires once. `async_wait` completes with the event, or with `error::session_expired` /
+ * `error::session_closed` if the session ends first. Reconnects within the session keep the watch.
+ * Destroying an armed watch removes it from the server, so no watch outlives its interest.
+ * Use it on the session's executor only.
+ */
+class watch {
+public:
+    watch() = default;
+    watch(watch&&) noexcept = default;
+    watch& operator=(watch&& other) noexcept
+    {
+        if (this != &other) {
+            detail::drop_watch(state_);
+            state_ = std::move(other.state_);
+        }
+        return *this;
+    }
+    ~watch() { detail::drop_watch(state_); }
+
+    /// True once a read registered it, until it fired or was dropped.
+    bool armed() const noexcept;
+
+    /// Completion signature `void(error_code, watch_event)`. Per-operation cancellation (any type)
+    /// abandons the wait with `operation_aborted`; the watch stays armed and can be awaited again.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_wait(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, watch_event)>(
+            [](auto handler, std::shared_ptr<detail::watch_state> st) {
+                detail::async_wait_watch(std::move(st), std::move(handler));
+            },
+            token, state_);
+    }
+
+private:
+    friend class detail::session_impl;
+    std::shared_ptr<detail::watch_state> state_;
+};
+
+}  // namespace zklock

@@ -1,0 +1,605 @@
+// The mutex recipe: one contender node per (session, path), a local FIFO of coroutines behind it.
+//
+//   lock_queue  the coroutines of one session waiting for, or holding, one lock path; hands the lock
+//               between them without a round trip, up to a bound (lock cohorting, Dice et al. 2012)
+//   contender   one lock node's life: create, find its place, watch the one ahead, hold, delete
+//
+// Everything here runs on the session's executor; ZooKeeper's answers arrive as posted completions.
+#include <zklock/detail/sequence.hpp>
+#include <zklock/mutex.hpp>
+
+#include "../session/session_impl.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+
+namespace zklock::detail {
+
+class contender;
+
+class lock_queue : public std::enable_shared_from_this<lock_queue> {
+public:
+    lock_queue(std::shared_ptr<session_impl> session, std::string lock_path, mutex_options options)
+        : s(std::move(session)), path(std::move(lock_path)), opts(std::move(options)), grace_(s->ex)
+    {
+    }
+    ~lock_queue() { s->unsubscribe(listener_); }
+
+    void subscribe()
+    {
+        listener_ = s->subscribe([w = weak_from_this()](session_state st) {
+            if (auto q = w.lock()) q->on_session_state(st);
+        });
+    }
+
+    void acquire(deadline d, handler<guard> h);
+    void release(std::uint64_t holder, handler<> h);
+    void wait_lost(std::uint64_t holder, handler<> h);
+    error_code lost(std::uint64_t holder) const
+    {
+        return holder_active_ && holder == holder_gen_ ? lost_reason_ : error_code{};
+    }
+
+    // From the contender (ignored unless it is the current one).
+    void on_acquired(const contender* c);
+    void on_waiting(const contender* c);
+    void on_failed(const contender* c, error_code ec);
+    void on_lost(const contender* c, error_code ec);
+
+    const std::shared_ptr<session_impl> s;
+    const std::string path;
+    const mutex_options opts;
+
+private:
+    struct waiter {
+        handler<guard> h;
+        std::unique_ptr<asio::steady_timer> timer;
+        bool one_look = false;
+    };
+
+    void advance();
+    void grant();
+    void finish_waiter(std::uint64_t id, error_code ec);
+    void fail_all(error_code ec);
+    void maybe_abandon();
+    void on_session_state(session_state st);
+    void report_lost(error_code ec);
+    bool holds_node() const;
+
+    std::map<std::uint64_t, waiter> waiters_;  // ids increase, so begin() is the longest waiting
+    std::uint64_t next_waiter_ = 1;
+    std::shared_ptr<contender> current_;
+    bool holder_active_ = false;
+    std::uint64_t holder_gen_ = 0;
+    std::uint64_t grants_ = 0;  // grants since the current node became the head
+    error_code lost_reason_;
+    std::map<std::uint64_t, handler<>> lost_waiters_;
+    std::uint64_t next_lost_waiter_ = 1;
+    asio::steady_timer grace_;
+    std::uint64_t listener_ = 0;
+};
+
+// Deletes a node, again after a reconnect if the connection was lost, until ZooKeeper confirms it is gone
+// (or the session ends, which removes an ephemeral node anyway). `done` may be empty.
+void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handler<> done)
+{
+    auto path = node;
+    s->remove(std::move(path), -1, [s, node = std::move(node), done = std::move(done)](error_code ec) mutable {
+        if (ec == zk_errc::no_node) ec = {};
+        if (is_retryable(ec)) {
+            s->wait_state(session_state::connecting,
+                          [s, node = std::move(node), done = std::move(done)](error_code, session_state st) mutable {
+                              if (st == session_state::connected) delete_node(s, std::move(node), std::move(done));
+                              else if (done) s->post_completion(std::move(done), error_code(zklock::error::session_closed));
+                          });
+            return;
+        }
+        if (done) s->post_completion(std::move(done), ec);
+    });
+}
+
+class contender : public std::enable_shared_from_this<contender> {
+public:
+    explicit contender(std::shared_ptr<lock_queue> queue)
+        : q_(std::move(queue)), s_(q_->s), prefix_("_c_" + make_uuid() + "-lock-")
+    {
+    }
+
+    bool held() const noexcept { return phase_ == phase::held; }
+    bool waiting() const noexcept { return phase_ == phase::waiting; }
+    const std::string& node() const noexcept { return node_; }
+    std::int64_t zxid() const noexcept { return czxid_; }
+
+    /// Creates the node and lists the directory in one round trip (ZooKeeper answers a session's
+    /// requests in order, so the listing already contains the new node).
+    void start()
+    {
+        const auto r = ++round_;
+        auto self = shared_from_this();
+        s_->create(op::create{q_->path + "/" + prefix_, "", create_mode::ephemeral_sequential, q_->opts.acl},
+                   [self, r](error_code ec, std::string path, stat st) { self->on_created(r, ec, path, st); });
+        s_->get_children(q_->path, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
+            self->on_listed(r, ec, names);
+        });
+    }
+
+    /// Nobody wants the lock any more: delete the node now, or when its create completes.
+    void abandon()
+    {
+        if (finished()) return;
+        finish();
+        if (!node_.empty()) delete_node(s_, node_, {});
+    }
+
+    /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
+    void release(handler<> done)
+    {
+        finish();
+        if (node_.empty()) {
+            if (done) s_->post_completion(std::move(done), error_code{});
+            return;
+        }
+        // Keep the own-node watch until the delete is answered: the delete itself consumes it.
+        delete_node(s_, node_, [self = shared_from_this(), done = std::move(done)](error_code ec) mutable {
+            self->own_watch_ = watch{};
+            if (done) self->s_->post_completion(std::move(done), ec);
+        });
+    }
+
+private:
+    enum class phase { creating, waiting, held };
+
+    bool finished() const noexcept { return q_ == nullptr; }
+    void finish()
+    {
+        q_.reset();  // breaks the queue -> contender -> queue cycle; late answers now only clean up
+        pred_watch_ = watch{};
+    }
+
+    void on_created(std::uint64_t r, error_code ec, const std::string& path, const stat& st)
+    {
+        if (finished()) {
+            if (!ec) delete_node(s_, path, {});  // the waiter left while the create was in flight
+            return;
+        }
+        if (r != round_) return;
+        if (!ec) {
+            node_ = path;
+            name_ = path.substr(path.rfind('/') + 1);
+            czxid_ = st.czxid;
+            return;  // the pipelined listing follows
+        }
+        ++round_;  // the pipelined listing is moot
+        if (ec == zk_errc::no_node) return make_parents();
+        if (is_retryable(ec)) return after_reconnect([](contender& c) { c.find_own_node(); });
+        fail(ec);
+    }
+
+    void on_listed(std::uint64_t r, error_code ec, const std::vector<std::string>& names)
+    {
+        if (finished() || r != round_ || node_.empty()) return;
+        if (is_retryable(ec)) return after_reconnect([](contender& c) { c.relist(); });
+        if (ec) return fail(ec);
+        auto pos = locate(names, name_);
+        if (!pos.found) {
+            // Our node is gone (deleted by someone else, before we held it): queue again with a new one.
+            node_.clear();
+            return start();
+        }
+        if (pos.ahead == 0) return become_holder();
+        phase_ = phase::waiting;
+        pred_is_head_ = pos.predecessor_is_head;
+        q_->on_waiting(this);
+        if (!finished()) watch_predecessor(q_->path + "/" + pos.predecessor);
+    }
+
+    void relist()
+    {
+        const auto r = ++round_;
+        s_->get_children(q_->path, nullptr, [self = shared_from_this(), r](error_code ec, std::vector<std::string> names,
+                                                                            stat) { self->on_listed(r, ec, names); });
+    }
+
+    // getData, not exists: a watch is set only if the node is there, so a vanished predecessor leaves none.
+    void watch_predecessor(std::string pred)
+    {
+        const auto r = ++round_;
+        auto self = shared_from_this();
+        s_->get_data(std::move(pred), &pred_watch_, [self, r](error_code ec, std::string, stat) {
+            if (self->finished() || r != self->round_) return;
+            if (ec == zk_errc::no_node) return self->relist();
+            if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.relist(); });
+            if (ec) return self->fail(ec);
+            self->pred_watch_.async_wait([self, r](error_code wec, watch_event ev) {
+                if (self->finished() || r != self->round_ || wec) return;  // session end: the queue hears it
+                // Nobody below the predecessor was left when we listed, and later nodes sort after us:
+                // its deletion makes us the holder without another listing.
+                if (ev.type == watch_event_type::deleted && self->pred_is_head_) return self->become_holder();
+                self->relist();
+            });
+        });
+    }
+
+    void become_holder()
+    {
+        phase_ = phase::held;
+        watch_own_node();
+        q_->on_acquired(this);
+    }
+
+    // While held, a watch on our own node tells the holder if someone deletes it.
+    void watch_own_node()
+    {
+        auto self = shared_from_this();
+        s_->get_data(node_, &own_watch_, [self](error_code ec, std::string, stat st) {
+            if (self->finished()) return;
+            if (ec == zk_errc::no_node) return self->lose(zklock::error::lock_node_deleted);
+            if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.watch_own_node(); });
+            if (ec) return;  // the session ended: the queue hears it from the session
+            if (self->czxid_ == 0) self->czxid_ = st.czxid;
+            self->own_watch_.async_wait([self](error_code wec, watch_event ev) {
+                if (self->finished() || wec) return;
+                if (ev.type == watch_event_type::deleted) return self->lose(zklock::error::lock_node_deleted);
+                self->watch_own_node();  // data changed: keep watching
+            });
+        });
+    }
+
+    void lose(error_code why)
+    {
+        if (auto q = q_) q->on_lost(this, why);
+    }
+
+    void fail(error_code ec)
+    {
+        auto q = q_;
+        abandon();
+        if (q) q->on_failed(this, ec);
+    }
+
+    // The lock directory is missing: create it and its ancestors as containers (the server removes them
+    // once empty), all pipelined, then try again.
+    void make_parents()
+    {
+        const auto& dir = q_->path;
+        std::size_t pos = 0;
+        std::shared_ptr<contender> self = shared_from_this();
+        const auto r = ++round_;
+        while ((pos = dir.find('/', pos + 1)) != std::string::npos || pos == std::string::npos) {
+            const bool last = pos == std::string::npos;
+            std::string part = last ? dir : dir.substr(0, pos);
+            auto on_done = [self, r, last](error_code ec, std::string, stat) {
+                if (self->finished() || r != self->round_) return;
+                if (ec == zk_errc::node_exists) ec = {};
+                if (!last && !ec) return;
+                if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.start(); });
+                if (ec) return self->fail(ec);
+                self->start();
+            };
+            s_->create(op::create{std::move(part), "", create_mode::container, q_->opts.acl}, std::move(on_done));
+            if (last) break;
+        }
+    }
+
+    // After a lost connection the create may or may not have happened: look for our protected name.
+    void find_own_node()
+    {
+        const auto r = ++round_;
+        auto self = shared_from_this();
+        s_->get_children(q_->path, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
+            if (self->finished() || r != self->round_) return;
+            if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.find_own_node(); });
+            if (ec == zk_errc::no_node) return self->make_parents();
+            if (ec) return self->fail(ec);
+            for (const auto& n : names) {
+                if (n.compare(0, self->prefix_.size(), self->prefix_) != 0) continue;
+                self->node_ = self->q_->path + "/" + n;
+                self->name_ = n;
+                return self->relist();
+            }
+            self->start();  // it was never created
+        });
+    }
+
+    template <class Fn>
+    void after_reconnect(Fn fn)
+    {
+        auto self = shared_from_this();
+        s_->wait_state(session_state::connecting, [self, fn](error_code, session_state st) {
+            if (self->finished()) {
+                // Still find and delete a node whose create's answer was lost.
+                if (st == session_state::connected && self->node_.empty()) self->cleanup_unknown_node();
+                return;
+            }
+            if (st == session_state::connected) return fn(*self);
+            // A final state: the queue hears it from the session too.
+        });
+    }
+
+    void cleanup_unknown_node()
+    {
+        auto self = shared_from_this();
+        s_->get_children(dir_, nullptr, [self](error_code ec, std::vector<std::string> names, stat) {
+            if (ec) return;
+            for (const auto& n : names)
+                if (n.compare(0, self->prefix_.size(), self->prefix_) == 0) delete_node(self->s_, self->dir_ + "/" + n, {});
+        });
+    }
+
+    std::shared_ptr<lock_queue> q_;  // null once finished
+    std::shared_ptr<session_impl> s_;
+    std::string prefix_;
+    std::string dir_ = q_->path;
+    std::string node_, name_;
+    std::int64_t czxid_ = 0;
+    phase phase_ = phase::creating;
+    bool pred_is_head_ = false;
+    std::uint64_t round_ = 0;  // answers to requests of an earlier round are stale
+    watch pred_watch_, own_watch_;
+};
+
+// --- lock_queue ---------------------------------------------------------------------------------
+void lock_queue::acquire(deadline d, handler<guard> h)
+{
+    error_code ec;
+    if (path == "/" || !valid_path(path)) ec = zklock::error::invalid_path;
+    else if (s->state == session_state::idle) ec = zklock::error::not_connected;
+    else if (s->state == session_state::expired) ec = zklock::error::session_expired;
+    else if (s->state == session_state::auth_failed) ec = zklock::error::auth_failed;
+    else if (s->state == session_state::closed) ec = zklock::error::session_closed;
+    const bool one_look = d && *d <= std::chrono::steady_clock::now();
+    if (!ec && one_look && (holder_active_ || (current_ && current_->waiting()))) ec = zklock::error::timeout;
+    if (ec) {
+        s->post_completion(std::move(h), ec, guard{});
+        return;
+    }
+    const auto id = next_waiter_++;
+    auto& w = waiters_[id];
+    w.h = std::move(h);
+    w.one_look = one_look;
+    if (d && !one_look) {
+        w.timer = std::make_unique<asio::steady_timer>(s->ex, *d);
+        w.timer->async_wait([q = weak_from_this(), id](error_code tec) {
+            if (auto self = q.lock(); self && !tec) self->finish_waiter(id, zklock::error::timeout);
+        });
+    }
+    if (auto slot = asio::get_associated_cancellation_slot(w.h); slot.is_connected())
+        slot.assign([q = weak_from_this(), id](asio::cancellation_type) {
+            if (auto self = q.lock()) self->finish_waiter(id, asio::error::operation_aborted);
+        });
+    advance();
+}
+
+void lock_queue::finish_waiter(std::uint64_t id, error_code ec)
+{
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    auto w = std::move(it->second);
+    waiters_.erase(it);
+    if (w.timer) w.timer->cancel();
+    s->post_completion(std::move(w.h), ec, guard{});
+    maybe_abandon();
+}
+
+void lock_queue::fail_all(error_code ec)
+{
+    for (auto& [id, w] : std::exchange(waiters_, {})) {
+        if (w.timer) w.timer->cancel();
+        s->post_completion(std::move(w.h), ec, guard{});
+    }
+}
+
+void lock_queue::maybe_abandon()
+{
+    if (waiters_.empty() && !holder_active_ && current_ && !current_->held()) std::exchange(current_, nullptr)->abandon();
+}
+
+bool lock_queue::holds_node() const { return current_ && current_->held(); }
+
+void lock_queue::advance()
+{
+    if (holder_active_ || waiters_.empty()) return;
+    if (holds_node()) return grant();
+    if (!current_) {
+        current_ = std::make_shared<contender>(shared_from_this());
+        current_->start();
+    }
+}
+
+void lock_queue::grant()
+{
+    auto it = waiters_.begin();
+    auto w = std::move(it->second);
+    waiters_.erase(it);
+    if (w.timer) w.timer->cancel();
+    holder_active_ = true;
+    ++holder_gen_;
+    fencing_token token{current_->zxid(), grants_++};
+    s->post_completion(std::move(w.h), error_code{},
+                       guard(shared_from_this(), holder_gen_, current_->node(), token));
+}
+
+void lock_queue::release(std::uint64_t holder, handler<> h)
+{
+    if (!holder_active_ || holder != holder_gen_) {
+        if (h) s->post_completion(std::move(h), error_code(zklock::error::not_held));
+        return;
+    }
+    holder_active_ = false;
+    for (auto& [id, lw] : std::exchange(lost_waiters_, {}))
+        s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
+    const auto lost = std::exchange(lost_reason_, {});
+    if (!lost && !waiters_.empty() && holds_node() && grants_ <= opts.local_handoff_limit) {
+        grant();  // cohort hand-off: the node stays, the next local coroutine holds it
+        if (h) s->post_completion(std::move(h), error_code{});
+        return;
+    }
+    grace_.cancel();
+    auto c = std::exchange(current_, nullptr);
+    if (lost) {
+        if (h) s->post_completion(std::move(h), lost);
+        if (c) c->release({});
+    } else if (c) {
+        c->release(std::move(h));
+    } else if (h) {
+        s->post_completion(std::move(h), error_code{});
+    }
+    // Waiters left: a new node, whose create queues behind the delete in this session's FIFO.
+    advance();
+}
+
+void lock_queue::wait_lost(std::uint64_t holder, handler<> h)
+{
+    if (!holder_active_ || holder != holder_gen_) {
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
+        return;
+    }
+    if (lost_reason_) {
+        s->post_completion(std::move(h), lost_reason_);
+        return;
+    }
+    const auto id = next_lost_waiter_++;
+    auto& stored = lost_waiters_[id];
+    stored = std::move(h);
+    if (auto slot = asio::get_associated_cancellation_slot(stored); slot.is_connected())
+        slot.assign([q = weak_from_this(), id](asio::cancellation_type) {
+            auto self = q.lock();
+            if (!self) return;
+            if (auto it = self->lost_waiters_.find(id); it != self->lost_waiters_.end()) {
+                self->s->post_completion(std::move(it->second), error_code(asio::error::operation_aborted));
+                self->lost_waiters_.erase(it);
+            }
+        });
+}
+
+void lock_queue::on_acquired(const contender* c)
+{
+    if (c != current_.get()) return;
+    grants_ = 0;
+    if (waiters_.empty()) {
+        std::exchange(current_, nullptr)->release({});
+        return;
+    }
+    if (s->state != session_state::connected) on_session_state(s->state);  // start the grace clock
+    advance();
+}
+
+void lock_queue::on_waiting(const contender* c)
+{
+    if (c != current_.get()) return;
+    // One-look waiters (zero timeout) give up as soon as someone is ahead.
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+        if (!it->second.one_look) {
+            ++it;
+            continue;
+        }
+        s->post_completion(std::move(it->second.h), error_code(zklock::error::timeout), guard{});
+        it = waiters_.erase(it);
+    }
+    maybe_abandon();
+}
+
+void lock_queue::on_failed(const contender* c, error_code ec)
+{
+    if (c != current_.get()) return;
+    current_.reset();
+    fail_all(ec);
+}
+
+void lock_queue::on_lost(const contender* c, error_code ec)
+{
+    if (c != current_.get()) return;
+    if (holder_active_) return report_lost(ec);
+    std::exchange(current_, nullptr)->release({});
+    advance();
+}
+
+void lock_queue::report_lost(error_code ec)
+{
+    if (lost_reason_) return;
+    lost_reason_ = ec;
+    for (auto& [id, lw] : std::exchange(lost_waiters_, {})) s->post_completion(std::move(lw), ec);
+}
+
+void lock_queue::on_session_state(session_state st)
+{
+    if (is_final(st)) {
+        const error_code ec = st == session_state::expired       ? error_code(zklock::error::session_expired)
+                              : st == session_state::auth_failed ? error_code(zklock::error::auth_failed)
+                                                                 : error_code(zklock::error::session_closed);
+        grace_.cancel();
+        if (holder_active_) report_lost(ec);
+        if (auto c = std::exchange(current_, nullptr)) c->abandon();
+        fail_all(ec);
+        return;
+    }
+    if (st == session_state::connected) {
+        grace_.cancel();
+        return;
+    }
+    // Disconnected: a holder cannot know whether its session will survive. Tell it before the server
+    // could expire the session and let another client in.
+    if (holder_active_ && holds_node() && !lost_reason_) {
+        grace_.expires_after(s->loss_grace());
+        grace_.async_wait([q = weak_from_this(), gen = holder_gen_](error_code ec) {
+            auto self = q.lock();
+            if (!self || ec || !self->holder_active_ || self->holder_gen_ != gen) return;
+            if (self->s->state != session_state::connected) self->report_lost(zklock::error::ownership_uncertain);
+        });
+    }
+}
+
+// --- Entry points -------------------------------------------------------------------------------
+std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>& s, const std::string& path,
+                                           const mutex_options& options)
+{
+    auto& slot = s->recipes["mutex:" + path];
+    if (auto existing = std::static_pointer_cast<lock_queue>(slot.lock())) return existing;
+    auto q = std::make_shared<lock_queue>(s, path, options);
+    q->subscribe();
+    slot = q;
+    return q;
+}
+
+const std::string& lock_path(const lock_queue& q) noexcept { return q.path; }
+
+void async_acquire(std::shared_ptr<lock_queue> q, deadline d, handler<guard> h)
+{
+    q->acquire(d, std::move(h));
+}
+
+void async_release(std::shared_ptr<lock_queue> q, std::uint64_t holder,
+                   handler<> h)
+{
+    if (!q) {
+        complete_without_session(std::move(h), error_code(zklock::error::not_held));
+        return;
+    }
+    q->release(holder, std::move(h));
+}
+
+void async_wait_lost(std::shared_ptr<lock_queue> q, std::uint64_t holder,
+                     handler<> h)
+{
+    if (!q) {
+        complete_without_session(std::move(h), error_code(zklock::error::not_held));
+        return;
+    }
+    q->wait_lost(holder, std::move(h));
+}
+
+void release_detached(const std::shared_ptr<lock_queue>& q, std::uint64_t holder) noexcept
+{
+    try {
+        q->release(holder, {});
+    } catch (...) {  // allocation failure in a destructor: the session's end still frees the node
+    }
+}
+
+error_code lost_reason(const std::shared_ptr<lock_queue>& q, std::uint64_t holder) noexcept
+{
+    return q->lost(holder);
+}
+
+}  // namespace zklock::detail

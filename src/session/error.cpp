@@ -1,0 +1,132 @@
+// Error categories, state names, path validation and the stderr log sink.
+#include <zklock/config.hpp>
+#include <zklock/error.hpp>
+#include <zklock/session_state.hpp>
+
+#include "session_impl.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <cstdio>
+#include <string>
+
+namespace zklock {
+namespace {
+
+class zklock_category_impl final : public boost::system::error_category {
+public:
+    const char* name() const noexcept override { return "zklock"; }
+    std::string message(int ev) const override
+    {
+        switch (static_cast<error>(ev)) {
+        case error::timeout: return "the lock was not obtained within the timeout";
+        case error::session_expired:
+            return "the ZooKeeper session expired: its ephemeral nodes and locks are gone; open a new session";
+        case error::session_closed: return "the ZooKeeper session was closed while the operation was pending";
+        case error::auth_failed: return "the ZooKeeper server refused the session's credentials";
+        case error::not_connected: return "the session is not connected yet: call async_connect first";
+        case error::connect_timeout:
+            return "no ZooKeeper server answered within the connect timeout: check the host list and that the "
+                   "servers run";
+        case error::invalid_hosts:
+            return "the ZooKeeper host string is malformed: expected host:port[,host:port...][/chroot]";
+        case error::invalid_path:
+            return "invalid znode path: it must be absolute, without a trailing slash, empty, '.' or '..' parts";
+        case error::lock_node_deleted: return "the lock was lost: its node was deleted by another client";
+        case error::ownership_uncertain:
+            return "the lock may be lost: the session was disconnected longer than the loss grace period";
+        case error::not_held: return "the guard does not hold a lock";
+        case error::already_closed: return "the session was already closed or expired";
+        case error::watch_not_armed: return "the watch was never armed by a read";
+        }
+        return "zklock error " + std::to_string(ev);
+    }
+};
+
+class zookeeper_category_impl final : public boost::system::error_category {
+public:
+    const char* name() const noexcept override { return "zklock.zookeeper"; }
+    std::string message(int ev) const override
+    {
+        switch (ev) {
+        case ZCONNECTIONLOSS: return "connection to ZooKeeper lost (the client is reconnecting)";
+        case ZOPERATIONTIMEOUT: return "ZooKeeper operation timed out (the client is reconnecting)";
+        case ZNONODE: return "no such znode (or its parent does not exist)";
+        case ZNOAUTH: return "not authorized: the node's ACL does not grant this session that permission";
+        case ZBADVERSION: return "the node's version does not match the expected version";
+        case ZNOCHILDRENFOREPHEMERALS: return "ephemeral nodes may not have children";
+        case ZNODEEXISTS: return "the znode already exists";
+        case ZNOTEMPTY: return "the znode has children";
+        case ZINVALIDACL: return "invalid ACL";
+        case ZBADARGUMENTS: return "invalid arguments";
+        case ZNOWATCHER: return "no such watch";
+        }
+        return std::string("ZooKeeper error: ") + zerror(ev);
+    }
+};
+
+}  // namespace
+
+const boost::system::error_category& zklock_category() noexcept
+{
+    static const zklock_category_impl c;
+    return c;
+}
+
+const boost::system::error_category& zookeeper_category() noexcept
+{
+    static const zookeeper_category_impl c;
+    return c;
+}
+
+bool is_retryable(const boost::system::error_code& ec) noexcept
+{
+    return ec == zk_errc::connection_loss || ec == zk_errc::operation_timeout;
+}
+
+std::string_view to_string(session_state s) noexcept
+{
+    switch (s) {
+    case session_state::idle: return "idle";
+    case session_state::connecting: return "connecting";
+    case session_state::connected: return "connected";
+    case session_state::expired: return "expired";
+    case session_state::auth_failed: return "auth_failed";
+    case session_state::closed: return "closed";
+    }
+    return "unknown";
+}
+
+log_sink stderr_log_sink()
+{
+    return [](log_level level, std::string_view text) {
+        static constexpr const char* names[] = {"", "error", "warning", "info", "debug"};
+        std::fprintf(stderr, "zklock %s: %.*s\n", names[static_cast<int>(level)], static_cast<int>(text.size()),
+                     text.data());
+    };
+}
+
+namespace detail {
+
+bool valid_path(std::string_view path, bool allow_sequential_suffix) noexcept
+{
+    if (path.empty() || path.front() != '/') return false;
+    if (path.size() == 1) return true;
+    if (path.back() == '/' && !allow_sequential_suffix) return false;
+    std::size_t start = 1;
+    while (start <= path.size()) {
+        auto end = path.find('/', start);
+        if (end == std::string_view::npos) end = path.size();
+        auto part = path.substr(start, end - start);
+        const bool last = end == path.size();
+        if (part.empty() && !(last && allow_sequential_suffix)) return false;
+        if (part == "." || part == "..") return false;
+        for (char c : part)
+            if (c == '\0' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+        start = end + 1;
+    }
+    return true;
+}
+
+}  // namespace detail
+}  // namespace zklock

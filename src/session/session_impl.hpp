@@ -1,0 +1,183 @@
+// The session's shared state: the C client's handle, the pump that drives it from the executor, the
+// requests in flight and the watches. Internal; never includes <zookeeper/zookeeper.h>.
+#pragma once
+
+#include <zklock/session.hpp>
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/system_executor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <sys/types.h>
+
+struct _zhandle;
+
+namespace zklock::detail {
+
+/// Where log lines of one session go; shared with the helper threads that open and close the handle.
+struct log_target {
+    log_sink sink;
+    log_level threshold = log_level::warning;
+    void write(log_level level, std::string_view text) const
+    {
+        if (sink && level <= threshold) sink(level, text);
+    }
+};
+
+/// One request handed to the C client. Its completion frees it; the session keeps it in a set so that
+/// closing can answer the waiting handler at once and leave the C completion nothing but the free.
+class request_base {
+public:
+    virtual ~request_base() = default;
+    /// Completes the handler (if still there) with `ec` and no result.
+    virtual void fail(error_code ec) = 0;
+    std::shared_ptr<session_impl> owner;  ///< null once the session let go of it (closed)
+    std::uint64_t id = 0;                 ///< key in the session's in-flight table
+};
+
+/// The state behind a zklock::watch.
+class watch_state {
+public:
+    enum class phase { registering, armed, fired, failed, dropped };
+    std::weak_ptr<session_impl> session;
+    std::uint64_t id = 0;
+    std::string path;
+    int kind = 0;  ///< ZooWatcherType of the read that armed it
+    phase at = phase::registering;
+    watch_event event{};
+    error_code error;
+    handler<watch_event> waiter;
+};
+
+class session_impl : public std::enable_shared_from_this<session_impl> {
+public:
+    using executor_type = asio::any_io_executor;
+
+    session_impl(executor_type ex, session_config config);
+    ~session_impl();
+
+    executor_type ex;
+    session_config cfg;
+    std::shared_ptr<const log_target> log;
+    session_state state = session_state::idle;
+    std::int64_t id = 0;
+    std::chrono::milliseconds negotiated{0};
+    session_stats stats;
+    /// The recipes' per-path shared state (e.g. "mutex:/locks/a" -> lock_queue), so that every lock
+    /// object of this session on one path shares one contender node.
+    std::unordered_map<std::string, std::weak_ptr<void>> recipes;
+
+    // The operations (called on the executor).
+    void connect(handler<> h);
+    void wait_state(session_state from, handler<session_state> h);
+    void close(error_code why = zklock::error::session_closed);
+    void close_and_wait(handler<> h);
+    void create(op::create request, handler<std::string, stat> h);
+    void remove(std::string path, int version, handler<> h);
+    void exists(std::string path, watch* w, handler<std::optional<stat>> h);
+    void get_data(std::string path, watch* w, handler<std::string, stat> h);
+    void get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h);
+    void set_data(std::string path, std::string data, int version, handler<stat> h);
+    void multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
+
+    /// For the recipes: `fn` runs (posted, never inside the C client) after every state change.
+    std::uint64_t subscribe(std::function<void(session_state)> fn);
+    void unsubscribe(std::uint64_t token);
+    /// How long a lock holder may stay disconnected before it is told ownership is uncertain.
+    std::chrono::milliseconds loss_grace() const;
+
+    // Called from the C callbacks (inside zookeeper_process, on the executor).
+    void on_session_event(int zk_state);
+    void on_watch_fired(std::uint64_t id, int zk_type, const char* path);
+    void finished(request_base* r) { inflight_.erase(r->id); }
+    /// A cancellation signal aimed at request `id`: answers its handler now, if it is still in flight.
+    void cancel_request(std::uint64_t id);
+
+    // For zklock::watch.
+    void wait_watch(const std::shared_ptr<watch_state>& w, handler<watch_event> h);
+    void drop_watch(const std::shared_ptr<watch_state>& w);
+
+    /// Completes `h` with `ec` and `args` on its executor, never inline.
+    template <class... Args>
+    void post_completion(handler<Args...> h, error_code ec, Args... args);
+
+private:
+    void on_handle_created(_zhandle* zh, int err);
+    void pump();
+    void kick();
+    void process(int events);
+    void sync_socket(int fd);
+    void close_socket();
+    void set_state(session_state s);
+    void enter_final(session_state s, error_code why);
+    bool usable(error_code& ec) const;
+    void track(request_base* r);
+    /// Prepares `w` for a read that may arm it; returns the watcher context (0: no watch).
+    std::shared_ptr<watch_state> prepare_watch(watch* w, const std::string& path, int kind);
+    void settle_watch(const std::shared_ptr<watch_state>& w, bool armed);
+    template <class Request>
+    bool submit(Request* r, int rc);
+
+    _zhandle* zh_ = nullptr;
+    asio::posix::stream_descriptor sock_;  // owns a dup() of the C client's socket, never its own fd
+    ino_t sock_ino_ = 0;
+    std::uint64_t sock_gen_ = 0;
+    bool read_armed_ = false, write_armed_ = false, kick_posted_ = false;
+    asio::steady_timer timer_;
+    asio::steady_timer connect_timer_;
+    handler<> connect_handler_;
+
+    std::unordered_map<std::uint64_t, request_base*> inflight_;
+    std::uint64_t next_request_ = 1;
+    std::unordered_map<std::uint64_t, std::shared_ptr<watch_state>> watches_;
+    std::uint64_t next_watch_id_ = 1;
+
+    struct state_waiter {
+        std::uint64_t id;
+        session_state from;
+        handler<session_state> h;
+    };
+    std::vector<state_waiter> state_waiters_;
+    std::uint64_t next_state_waiter_ = 1;
+    std::map<std::uint64_t, std::function<void(session_state)>> listeners_;
+    std::uint64_t next_listener_ = 1;
+
+    bool close_finished_ = false;
+    std::vector<handler<>> close_waiters_;
+};
+
+template <class... Args>
+void session_impl::post_completion(handler<Args...> h, error_code ec, Args... args)
+{
+    if (!h) return;
+    // Posted, never inline: C callbacks call this from inside zookeeper_process, where user code must not
+    // run, and cancellation handlers call it from inside their own slot, which must not be cleared there.
+    asio::post(ex, [h = std::move(h), ec, ... a = std::move(args)]() mutable {
+        if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected()) slot.clear();
+        auto target = asio::get_associated_executor(h);
+        asio::dispatch(target, asio::append(std::move(h), ec, std::move(a)...));
+    });
+}
+
+/// Completes `h` when there is no session to post through (an empty guard, an unarmed watch): through
+/// the system executor, which hands it on to the handler's own executor.
+template <class... Args>
+void complete_without_session(handler<Args...> h, error_code ec, Args... args)
+{
+    asio::post(asio::system_executor(), asio::append(std::move(h), ec, std::move(args)...));
+}
+
+/// Validates a znode path the way the server would, so a bad path fails fast and clearly.
+bool valid_path(std::string_view path, bool allow_sequential_suffix = false) noexcept;
+
+}  // namespace zklock::detail
