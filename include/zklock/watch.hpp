@@ -25,7 +25,9 @@ void drop_watch(const std::shared_ptr<watch_state>&) noexcept;
  *
  * It fires once. `async_wait` completes with the event, or with `error::session_expired` /
  * `error::session_closed` if the session ends first. Reconnects within the session keep the watch.
- * Destroying an armed watch removes it from the server, so no watch outlives its interest.
+ * Destroying an armed watch forgets it: it will never be delivered. (The server keeps it until the node
+ * changes or the session ends: ZooKeeper 3.8's C client has no working server-side removal, as its
+ * removeWatches sends a checkWatches request.)
  * Use it on the session's executor only.
  */
 class watch {

@@ -177,30 +177,32 @@ void session_watcher(zhandle_t* zh, int type, int state, const char*, void*)
     if (s) s->on_session_event(state);
 }
 
-void ignore_void(int, const void*) {}
-void_completion_t ignore_void_ptr = &ignore_void;
-
-/// Runs `fn` on a short-lived helper thread: zookeeper_init resolves names and zookeeper_close waits
-/// for the server, and neither may block the event loop. The work guard keeps the io_context running
-/// until the thread has posted its result back.
+/// Runs `fn` on a short-lived helper thread: zookeeper_init resolves names and zookeeper_close waits for
+/// the server, and neither may block the event loop. `fn` reaches the session only through a helper_link.
 template <class Fn>
-void off_loop(asio::any_io_executor ex, Fn fn)
+void off_loop(Fn fn)
 {
-    auto work = asio::prefer(ex, asio::execution::outstanding_work.tracked);
-    std::thread([work = std::move(work), fn = std::move(fn)]() mutable { fn(work); }).detach();
+    std::thread(std::move(fn)).detach();
+}
+
+void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
+{
+    log_scope scope(lg.get());
+    zookeeper_close(zh);  // may wait seconds for the server: never on the event loop
 }
 
 }  // namespace
 
 // --- Session lifecycle --------------------------------------------------------------------------
 session_impl::session_impl(executor_type e, session_config c)
-    : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex)
+    : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex),
+      link_(std::make_shared<helper_link>(ex))
 {
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
     if (cfg.log) raise_c_log_level(cfg.log_threshold);
 }
 
-session_impl::~session_impl() = default;
+session_impl::~session_impl() { link_->detach(); }
 
 bool session_impl::usable(error_code& ec) const
 {
@@ -239,8 +241,8 @@ void session_impl::connect(handler<> h)
                                             std::to_string(s->cfg.connect_timeout.count()) + " ms");
         s->close(zklock::error::connect_timeout);
     });
-    off_loop(ex, [self = shared_from_this(), hosts = cfg.hosts, timeout = static_cast<int>(cfg.session_timeout.count()),
-                  lg = log](auto& work) {
+    off_loop([link = link_, w = weak_from_this(), hosts = cfg.hosts,
+              timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
         zhandle_t* zh = nullptr;
         int err = 0;
         {
@@ -249,7 +251,11 @@ void session_impl::connect(handler<> h)
             zh = zookeeper_init2(hosts.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
             err = errno;
         }
-        asio::post(work, [self, zh, err] { self->on_handle_created(zh, err); });
+        const bool handed_over = link->post([w, zh, err, lg] {
+            if (auto self = w.lock()) self->on_handle_created(zh, err);
+            else if (zh) off_loop([zh, lg] { close_handle(zh, lg); });
+        });
+        if (!handed_over && zh) close_handle(zh, lg);
     });
 }
 
@@ -263,11 +269,7 @@ void session_impl::on_handle_created(_zhandle* zh, int err)
     }
     zh_ = zh;
     if (state != session_state::connecting) {  // closed while the handle was being made
-        auto closing = std::exchange(zh_, nullptr);
-        off_loop(ex, [closing, lg = log](auto&) {
-            log_scope scope(lg.get());
-            zookeeper_close(closing);
-        });
+        off_loop([zh = std::exchange(zh_, nullptr), lg = log] { close_handle(zh, lg); });
         return;
     }
     zoo_set_context(zh_, this);
@@ -333,11 +335,10 @@ void session_impl::on_session_event(int zk_state)
 void session_impl::enter_final(session_state s, error_code why)
 {
     if (is_final(state)) return;
-    log->write(log_level::warning, "ZooKeeper session 0x" + [&] {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(id));
-        return std::string(buf);
-    }() + " ended: " + why.message());
+    char sid[32];
+    std::snprintf(sid, sizeof sid, "0x%llx", static_cast<unsigned long long>(id));
+    if (why == zklock::error::session_closed) log->write(log_level::info, std::string("ZooKeeper session ") + sid + " closed");
+    else log->write(log_level::warning, std::string("ZooKeeper session ") + sid + " ended: " + why.message());
 
     set_state(s);
     connect_timer_.cancel();
@@ -357,21 +358,23 @@ void session_impl::enter_final(session_state s, error_code why)
     timer_.cancel();
 
     if (!zh_) {
-        close_finished_ = true;
-        for (auto& h : std::exchange(close_waiters_, {})) post_completion(std::move(h), error_code{});
+        on_handle_closed();
         return;
     }
     zoo_set_context(zh_, nullptr);
-    off_loop(ex, [zh = std::exchange(zh_, nullptr), lg = log, self = shared_from_this()](auto& work) {
-        {
-            log_scope scope(lg.get());
-            zookeeper_close(zh);  // may wait seconds for the server; that is why it runs here
-        }
-        asio::post(work, [self] {
-            self->close_finished_ = true;
-            for (auto& h : std::exchange(self->close_waiters_, {})) self->post_completion(std::move(h), error_code{});
+    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, w = weak_from_this()] {
+        close_handle(zh, lg);
+        link->post([w] {
+            if (auto self = w.lock()) self->on_handle_closed();
         });
     });
+}
+
+void session_impl::on_handle_closed()
+{
+    close_finished_ = true;
+    for (auto& h : std::exchange(close_waiters_, {})) post_completion(std::move(h), error_code{});
+    close_work_.reset();
 }
 
 void session_impl::close(error_code why)
@@ -383,8 +386,12 @@ void session_impl::close(error_code why)
 void session_impl::close_and_wait(handler<> h)
 {
     close();
-    if (close_finished_) post_completion(std::move(h), error_code{});
-    else close_waiters_.push_back(std::move(h));
+    if (close_finished_) {
+        post_completion(std::move(h), error_code{});
+        return;
+    }
+    close_waiters_.push_back(std::move(h));
+    if (!close_work_) close_work_.emplace(asio::prefer(ex, asio::execution::outstanding_work.tracked));
 }
 
 void session_impl::wait_state(session_state from, handler<session_state> h)
@@ -435,13 +442,7 @@ void session_impl::pump()
         log_scope scope(log.get());
         rc = zookeeper_interest(zh_, &fd, &interest, &tv);
     }
-    if (rc == ZINVALIDSTATE) {
-        auto s = from_zk_state(zoo_state(zh_));
-        enter_final(is_final(s) ? s : session_state::expired,
-                    s == session_state::auth_failed ? error_code(zklock::error::auth_failed)
-                                                    : error_code(zklock::error::session_expired));
-        return;
-    }
+    if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
     // ZCONNECTIONLOSS and ZOPERATIONTIMEOUT are transient: the C client reconnects on a later interest.
     sync_socket(fd);
     if (sock_.is_open()) {
@@ -463,6 +464,15 @@ void session_impl::pump()
     });
 }
 
+bool session_impl::leave_if_unrecoverable()
+{
+    const int zs = zoo_state(zh_);
+    if (zs != ZOO_EXPIRED_SESSION_STATE && zs != ZOO_AUTH_FAILED_STATE) return false;
+    enter_final(from_zk_state(zs), zs == ZOO_AUTH_FAILED_STATE ? error_code(zklock::error::auth_failed)
+                                                               : error_code(zklock::error::session_expired));
+    return true;
+}
+
 void session_impl::process(int events)
 {
     if (!zh_ || is_final(state)) return;
@@ -471,13 +481,9 @@ void session_impl::process(int events)
         log_scope scope(log.get());
         rc = zookeeper_process(zh_, events);
     }
-    if (rc == ZINVALIDSTATE && zh_) {
-        auto s = from_zk_state(zoo_state(zh_));
-        enter_final(is_final(s) ? s : session_state::expired, s == session_state::auth_failed
-                                                                  ? error_code(zklock::error::auth_failed)
-                                                                  : error_code(zklock::error::session_expired));
-        return;
-    }
+    // zookeeper_process also says ZINVALIDSTATE when it merely has no socket (between connection
+    // attempts): only the handle's own state tells an expired session.
+    if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
     pump();
 }
 
@@ -510,6 +516,8 @@ void session_impl::sync_socket(int fd)
         return;
     }
     if (sock_.is_open() && st.st_ino == sock_ino_) return;
+    // The C client leaves its socket inheritable: a child process (zklock's COMMAND) must not get it.
+    ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
     close_socket();
     int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return;
@@ -875,11 +883,13 @@ void session_impl::drop_watch(const std::shared_ptr<watch_state>& w)
     w->at = watch_state::phase::dropped;
     if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
     if (!live || !watches_.erase(w->id) || !zh_ || is_final(state)) return;
-    // Remove it on the server too (local = 0), so that no watch outlives the interest in it.
+    // Forget it in the client only (local = 1). ZooKeeper 3.8's C client cannot remove a watch from the
+    // server: asked to (local = 0), it sends a checkWatches request and then forgets the watch locally,
+    // so the server keeps the one-shot watch until the node changes or the session ends. It is then
+    // delivered to an id we no longer know, and ignored.
     log_scope scope(log.get());
     zoo_aremove_watches(zh_, w->path.c_str(), static_cast<ZooWatcherType>(w->kind), node_watcher,
-                        reinterpret_cast<void*>(static_cast<std::uintptr_t>(w->id)), 0, &ignore_void_ptr, nullptr);
-    kick();
+                        reinterpret_cast<void*>(static_cast<std::uintptr_t>(w->id)), 1, nullptr, nullptr);
 }
 
 }  // namespace zklock::detail
@@ -895,7 +905,10 @@ session::session(executor_type ex, session_config config)
 session& session::operator=(session&& other) noexcept
 {
     if (this != &other) {
-        if (impl_) impl_->close();
+        if (impl_) {
+            impl_->close();
+            impl_->detach_helpers();
+        }
         impl_ = std::move(other.impl_);
     }
     return *this;
@@ -903,7 +916,10 @@ session& session::operator=(session&& other) noexcept
 
 session::~session()
 {
-    if (impl_) impl_->close();
+    if (impl_) {
+        impl_->close();
+        impl_->detach_helpers();
+    }
 }
 
 session::executor_type session::get_executor() const noexcept { return impl_->ex; }

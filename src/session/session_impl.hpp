@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +33,33 @@ struct log_target {
     {
         if (sink && level <= threshold) sink(level, text);
     }
+};
+
+/// What the helper threads (which open and close the handle) may reach of the session: its executor, for
+/// as long as the session wants to hear from them. They never hold the session itself, so that they never
+/// touch an io_context that is being destroyed.
+class helper_link {
+public:
+    explicit helper_link(asio::any_io_executor e) : ex_(std::move(e)) {}
+    /// Posts `fn` to the session's executor; false (and `fn` dropped) once the session let go.
+    template <class Fn>
+    bool post(Fn&& fn)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (detached_) return false;
+        asio::post(ex_, std::forward<Fn>(fn));
+        return true;
+    }
+    void detach()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        detached_ = true;
+    }
+
+private:
+    std::mutex mu_;
+    bool detached_ = false;
+    asio::any_io_executor ex_;
 };
 
 /// One request handed to the C client. Its completion frees it; the session keeps it in a set so that
@@ -82,6 +110,8 @@ public:
     void wait_state(session_state from, handler<session_state> h);
     void close(error_code why = zklock::error::session_closed);
     void close_and_wait(handler<> h);
+    /// The public handle is gone: helper threads must not post to the executor any more.
+    void detach_helpers() { link_->detach(); }
     void create(op::create request, handler<std::string, stat> h);
     void remove(std::string path, int version, handler<> h);
     void exists(std::string path, watch* w, handler<std::optional<stat>> h);
@@ -113,9 +143,11 @@ public:
 
 private:
     void on_handle_created(_zhandle* zh, int err);
+    void on_handle_closed();
     void pump();
     void kick();
     void process(int events);
+    bool leave_if_unrecoverable();
     void sync_socket(int fd);
     void close_socket();
     void set_state(session_state s);
@@ -152,8 +184,10 @@ private:
     std::map<std::uint64_t, std::function<void(session_state)>> listeners_;
     std::uint64_t next_listener_ = 1;
 
+    std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;
     std::vector<handler<>> close_waiters_;
+    std::optional<asio::any_io_executor> close_work_;  // keeps the io_context running for close waiters
 };
 
 template <class... Args>

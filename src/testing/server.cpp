@@ -455,6 +455,12 @@ void server::start() {
     impl_->zk->wait_serving({0});
 }
 bool server::running() const { return impl_->zk->members[0].alive(); }
+void server::freeze() {
+    if (impl_->zk->members[0].alive()) ::kill(impl_->zk->members[0].pid, SIGSTOP);
+}
+void server::thaw() {
+    if (impl_->zk->members[0].alive()) ::kill(impl_->zk->members[0].pid, SIGCONT);
+}
 std::string server::four_letter(const std::string& command) const {
     return send_four_letter(port(), command);
 }

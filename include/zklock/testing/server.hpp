@@ -46,6 +46,12 @@ public:
     void start();
     bool running() const;
 
+    /// Suspends the server process (SIGSTOP), as a network partition or a long pause would: clients lose
+    /// their connection while the server keeps its sessions, and expires them once it runs again if they
+    /// were away longer than their timeout. `thaw()` resumes it (SIGCONT).
+    void freeze();
+    void thaw();
+
     /// Sends a four-letter command ("srvr", "wchc", "mntr", "cons", ...) and returns the answer ("" if none).
     std::string four_letter(const std::string& command) const;
 

@@ -1,0 +1,377 @@
+// The session and its typed operations, against a real ZooKeeper started by the test itself.
+#define BOOST_TEST_MODULE zklock session
+#include "test_util.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+using namespace test;
+using namespace boost::asio::experimental::awaitable_operators;
+using zklock::create_mode;
+using zklock::session;
+using zklock::zk_errc;
+
+namespace {
+
+asio::awaitable<void> connect(session& s)
+{
+    auto [ec] = co_await s.async_connect(tuple_awaitable);
+    BOOST_REQUIRE_MESSAGE(!ec, "connect: " << ec.message());
+}
+
+asio::awaitable<void> make_parent(session& s, const std::string& path)
+{
+    auto [ec, p, st] = co_await s.async_create(path, "", create_mode::persistent, tuple_awaitable);
+    if (ec == zk_errc::no_node) {
+        co_await make_parent(s, path.substr(0, path.rfind('/')));
+        std::tie(ec, p, st) = co_await s.async_create(path, "", create_mode::persistent, tuple_awaitable);
+    }
+    BOOST_REQUIRE(!ec || ec == zk_errc::node_exists);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(session_basics)
+
+BOOST_AUTO_TEST_CASE(connects_and_reports_its_state)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    BOOST_TEST(s.state() == zklock::session_state::idle);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        BOOST_TEST(s.state() == zklock::session_state::connected);
+        BOOST_TEST(s.id() != 0);
+        BOOST_TEST(s.negotiated_timeout() == 4s);
+        // A state waiter hears the close.
+        auto waiting = s.async_wait_state(zklock::session_state::connected, tuple_awaitable);
+        s.close();
+        auto [ec, st] = co_await std::move(waiting);
+        BOOST_TEST(!ec);
+        BOOST_TEST(st == zklock::session_state::closed);
+        auto [ec2] = co_await s.async_connect(tuple_awaitable);
+        BOOST_TEST(ec2 == zklock::error::already_closed);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(typed_operations_round_trip)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("ops");
+        co_await make_parent(s, base);
+
+        auto [ec, created, st] = co_await s.async_create(base + "/a", "one", create_mode::persistent, tuple_awaitable);
+        BOOST_TEST(!ec);
+        BOOST_TEST(created == base + "/a");
+        BOOST_TEST(st.czxid > 0);
+
+        auto [ec_dup, c2, st2] = co_await s.async_create(base + "/a", "", create_mode::persistent, tuple_awaitable);
+        BOOST_TEST(ec_dup == zk_errc::node_exists);
+
+        auto [ec_seq, seq_path, st3] =
+            co_await s.async_create(base + "/e-", "", create_mode::ephemeral_sequential, tuple_awaitable);
+        BOOST_TEST(!ec_seq);
+        BOOST_TEST(seq_path == base + "/e-0000000001");
+        BOOST_TEST(st3.ephemeral_owner == s.id());
+
+        auto [ec_get, data, st4] = co_await s.async_get_data(base + "/a", tuple_awaitable);
+        BOOST_TEST(!ec_get);
+        BOOST_TEST(data == "one");
+        BOOST_TEST(st4.version == 0);
+
+        auto [ec_set, st5] = co_await s.async_set_data(base + "/a", "two", 0, tuple_awaitable);
+        BOOST_TEST(!ec_set);
+        BOOST_TEST(st5.version == 1);
+        auto [ec_stale, st6] = co_await s.async_set_data(base + "/a", "three", 0, tuple_awaitable);
+        BOOST_TEST(ec_stale == zk_errc::bad_version);
+
+        auto [ec_ex, there] = co_await s.async_exists(base + "/a", tuple_awaitable);
+        BOOST_TEST(!ec_ex);
+        BOOST_TEST(there.has_value());
+        BOOST_TEST(there->data_length == 3);
+        auto [ec_nx, absent] = co_await s.async_exists(base + "/nope", tuple_awaitable);
+        BOOST_TEST(!ec_nx);
+        BOOST_TEST(!absent.has_value());
+
+        auto [ec_ls, names, pst] = co_await s.async_get_children(base, tuple_awaitable);
+        BOOST_TEST(!ec_ls);
+        std::sort(names.begin(), names.end());
+        BOOST_TEST(names == (std::vector<std::string>{"a", "e-0000000001"}));
+        BOOST_TEST(pst.num_children == 2);
+
+        auto [ec_del_bad] = co_await s.async_remove(base + "/a", 0, tuple_awaitable);
+        BOOST_TEST(ec_del_bad == zk_errc::bad_version);
+        auto [ec_del] = co_await s.async_remove(base + "/a", 1, tuple_awaitable);
+        BOOST_TEST(!ec_del);
+        auto [ec_gone, d2, st7] = co_await s.async_get_data(base + "/a", tuple_awaitable);
+        BOOST_TEST(ec_gone == zk_errc::no_node);
+        auto [ec_not_empty] = co_await s.async_remove(base, -1, tuple_awaitable);
+        BOOST_TEST(ec_not_empty == zk_errc::not_empty);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(multi_is_all_or_nothing)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("multi");
+        co_await make_parent(s, base);
+        std::vector<zklock::multi_op> ops{zklock::op::create{base + "/x", "1"}, zklock::op::create{base + "/y", "2"},
+                                          zklock::op::set_data{base + "/x", "3", 0}};
+        auto [ec, results] = co_await s.async_multi(std::move(ops), tuple_awaitable);
+        BOOST_TEST(!ec);
+        BOOST_REQUIRE(results.size() == 3u);
+        BOOST_TEST(results[0].path == base + "/x");
+        auto [ec_get, data, st] = co_await s.async_get_data(base + "/x", tuple_awaitable);
+        BOOST_TEST(data == "3");
+
+        // A failing check undoes the whole batch.
+        std::vector<zklock::multi_op> guarded{zklock::op::create{base + "/z", ""}, zklock::op::check{base + "/x", 7}};
+        auto [ec2, results2] = co_await s.async_multi(std::move(guarded), tuple_awaitable);
+        BOOST_TEST(ec2 == zk_errc::bad_version);
+        BOOST_REQUIRE(results2.size() == 2u);
+        BOOST_TEST(results2[1].ec == zk_errc::bad_version);
+        auto [ec3, none] = co_await s.async_exists(base + "/z", tuple_awaitable);
+        BOOST_TEST(!none.has_value());
+    });
+}
+
+BOOST_AUTO_TEST_CASE(watches_fire_once_and_leave_nothing_on_the_server)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    session other(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        co_await connect(other);
+        const auto base = unique_path("watch");
+        co_await make_parent(s, base);
+        co_await s.async_create(base + "/n", "", create_mode::persistent, use_awaitable);
+
+        zklock::watch w;
+        auto [ec, data, st] = co_await s.async_get_data(base + "/n", w, tuple_awaitable);
+        BOOST_TEST(!ec);
+        BOOST_TEST(w.armed());
+        co_await other.async_set_data(base + "/n", "changed", -1, use_awaitable);
+        auto [wec, ev] = co_await w.async_wait(tuple_awaitable);
+        BOOST_TEST(!wec);
+        BOOST_TEST((ev.type == zklock::watch_event_type::data_changed));
+        BOOST_TEST(ev.path == base + "/n");
+        BOOST_TEST(!w.armed());
+
+        // An exists watch on a missing node fires on its creation.
+        zklock::watch born;
+        auto [eec, none] = co_await s.async_exists(base + "/later", born, tuple_awaitable);
+        BOOST_TEST(!none.has_value());
+        co_await other.async_create(base + "/later", "", create_mode::ephemeral, use_awaitable);
+        auto [bec, bev] = co_await born.async_wait(tuple_awaitable);
+        BOOST_TEST((bev.type == zklock::watch_event_type::created));
+
+        // A child watch fires on a new child.
+        zklock::watch kids;
+        co_await s.async_get_children(base, kids, use_awaitable);
+        co_await other.async_create(base + "/child", "", create_mode::ephemeral, use_awaitable);
+        auto [kec, kev] = co_await kids.async_wait(tuple_awaitable);
+        BOOST_TEST((kev.type == zklock::watch_event_type::children_changed));
+
+        // A watch dropped unfired is never delivered. The server keeps it (the C client cannot remove it)
+        // until the node changes, when it goes; wchc lists data watches.
+        {
+            zklock::watch dropped;
+            co_await s.async_get_data(base + "/n", dropped, use_awaitable);
+            const auto listed = watched_paths(shared_server().four_letter("wchc"), s.id());
+            BOOST_TEST((listed == std::vector<std::string>{base + "/n"}));
+        }
+        const auto events_before = s.stats().watch_events;
+        co_await other.async_set_data(base + "/n", "again", -1, use_awaitable);
+        bool gone = co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return watched_paths(shared_server().four_letter("wchc"), s.id()).empty();
+        });
+        BOOST_TEST(gone, "the dropped watch is still registered on the server");
+        co_await s.async_exists("/", use_awaitable);  // a round trip: a notification would have come first
+        BOOST_TEST(s.stats().watch_events == events_before);
+
+        zklock::watch never;
+        auto [nec, nev] = co_await never.async_wait(tuple_awaitable);
+        BOOST_TEST(nec == zklock::error::watch_not_armed);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_operation_completes_at_once)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        // With a cancellation signal.
+        asio::cancellation_signal sig;
+        auto op = s.async_get_children("/", asio::bind_cancellation_slot(sig.slot(), tuple_awaitable));
+        asio::post(co_await asio::this_coro::executor, [&] { sig.emit(asio::cancellation_type::terminal); });
+        auto [ec, names, st] = co_await std::move(op);
+        BOOST_TEST((ec == asio::error::operation_aborted || !ec));  // the answer may win the race
+
+        // With ||: the watch wait loses to a timer, is cancelled, and the watch stays usable.
+        const auto base = unique_path("cancel");
+        co_await make_parent(s, base);
+        zklock::watch w;
+        co_await s.async_get_data(base, w, use_awaitable);
+        asio::steady_timer t(co_await asio::this_coro::executor, 50ms);
+        auto r = co_await (w.async_wait(use_awaitable) || t.async_wait(use_awaitable));
+        BOOST_TEST(r.index() == 1u);
+        BOOST_TEST(w.armed());
+        co_await s.async_set_data(base, "x", -1, use_awaitable);
+        auto [wec, ev] = co_await w.async_wait(tuple_awaitable);
+        BOOST_TEST(!wec);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(closing_fails_every_pending_operation_clearly)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        int closed = 0, answered = 0, other = 0;
+        for (int i = 0; i < 100; ++i)
+            s.async_exists("/", [&](error_code ec, std::optional<zklock::stat>) {
+                if (ec == zklock::error::session_closed) ++closed;
+                else if (!ec) ++answered;
+                else ++other;
+            });
+        s.close();
+        co_await s.async_close(use_awaitable);
+        co_await pause(10ms);  // the completions are posted
+        BOOST_TEST(closed + answered == 100);
+        BOOST_TEST(closed > 0);
+        BOOST_TEST(other == 0);
+        auto [ec, d, st] = co_await s.async_get_data("/", tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::session_closed);
+        BOOST_TEST(ec.message().find("closed") != std::string::npos);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(ten_thousand_operations_in_flight_need_no_thread)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("flood");
+        co_await make_parent(s, base);
+        const int threads_before = thread_count();
+        int done = 0, failed = 0, max_threads = 0;
+        // 100 coroutines, each with 100 requests in flight at once.
+        for (int c = 0; c < 100; ++c)
+            asio::co_spawn(
+                ioc,
+                [&, c]() -> asio::awaitable<void> {
+                    for (int i = 0; i < 100; ++i)
+                        s.async_create(base + "/n-" + std::to_string(c) + "-" + std::to_string(i), "",
+                                       create_mode::ephemeral, [&](error_code ec, std::string, zklock::stat) {
+                                           ++done;
+                                           if (ec) ++failed;
+                                           max_threads = std::max(max_threads, thread_count());
+                                       });
+                    co_return;
+                },
+                asio::detached);
+        bool all = co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 10000; }, 60s);
+        BOOST_TEST(all, done << " of 10000 completed");
+        BOOST_TEST(failed == 0);
+        BOOST_TEST(max_threads <= threads_before, "threads grew from " << threads_before << " to " << max_threads);
+        auto names = co_await children(s, base);
+        BOOST_TEST(names.size() == 10000u);
+    }, 120s);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_clearly_and_creates_nothing)
+{
+    asio::io_context ioc;
+    run(ioc, [&]() -> asio::awaitable<void> {
+        {
+            auto cfg = config_for("");
+            session bad(ioc, cfg);
+            auto [ec] = co_await bad.async_connect(tuple_awaitable);
+            BOOST_TEST(ec == zklock::error::invalid_hosts);
+        }
+        {
+            session bad(ioc, config_for("127.0.0.1:notaport,,"));
+            auto [ec] = co_await bad.async_connect(tuple_awaitable);
+            BOOST_TEST((ec == zklock::error::invalid_hosts || ec == zklock::error::connect_timeout), ec.message());
+        }
+        {
+            // Nothing listens on port 1: an error within the deadline, no hang.
+            auto cfg = config_for("127.0.0.1:1");
+            cfg.connect_timeout = 1s;
+            session nobody(ioc, cfg);
+            const auto t0 = std::chrono::steady_clock::now();
+            auto [ec] = co_await nobody.async_connect(tuple_awaitable);
+            const auto took = std::chrono::steady_clock::now() - t0;
+            BOOST_TEST(ec == zklock::error::connect_timeout);
+            BOOST_TEST(took < 3s);
+            BOOST_TEST(nobody.state() == zklock::session_state::closed);
+            auto [ec2, d, st] = co_await nobody.async_get_data("/", tuple_awaitable);
+            BOOST_TEST(ec2 == zklock::error::session_closed);
+        }
+        session s(ioc, config_for(shared_server().connect_string()));
+        {
+            session early(ioc, config_for(shared_server().connect_string()));
+            auto [ec, d, st] = co_await early.async_get_data("/", tuple_awaitable);
+            BOOST_TEST(ec == zklock::error::not_connected);
+        }
+        co_await connect(s);
+        for (std::string p : {"", "relative", "/trailing/", "/a//b", "/a/../b"}) {
+            auto [ec, created, st] = co_await s.async_create(p, "", create_mode::persistent, tuple_awaitable);
+            BOOST_TEST(ec == zklock::error::invalid_path, "'" << p << "': " << ec.message());
+        }
+        auto [ec, names, st] = co_await s.async_get_children("/", tuple_awaitable);
+        BOOST_TEST((std::find(names.begin(), names.end(), "relative") == names.end()));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(digest_credentials_and_acls)
+{
+    asio::io_context ioc;
+    auto cfg = config_for(shared_server().connect_string());
+    cfg.credentials.push_back({"digest", "alice:secret"});
+    session alice(ioc, cfg);
+    session anon(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(alice);
+        co_await connect(anon);
+        const auto base = unique_path("acl");
+        co_await make_parent(alice, base);
+        zklock::op::create mine{base + "/private", "secret", create_mode::persistent, zklock::creator_all_acl()};
+        auto [ec, p, st] = co_await alice.async_create(mine, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        auto [ec2, data, st2] = co_await anon.async_get_data(base + "/private", tuple_awaitable);
+        BOOST_TEST(ec2 == zk_errc::no_auth);
+        auto [ec3, data3, st3] = co_await alice.async_get_data(base + "/private", tuple_awaitable);
+        BOOST_TEST(data3 == "secret");
+    });
+}
+
+BOOST_AUTO_TEST_CASE(logs_go_to_the_chosen_sink)
+{
+    asio::io_context ioc;
+    std::vector<std::string> lines;
+    auto cfg = config_for("127.0.0.1:1");
+    cfg.connect_timeout = 500ms;
+    cfg.log = [&](zklock::log_level, std::string_view text) { lines.emplace_back(text); };
+    session s(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        auto [ec] = co_await s.async_connect(tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::connect_timeout);
+        co_await s.async_close(use_awaitable);  // the sink may be called until the handle is closed
+    });
+    bool said = std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+        return l.find("no ZooKeeper server answered at 127.0.0.1:1") != std::string::npos;
+    });
+    BOOST_TEST(said);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

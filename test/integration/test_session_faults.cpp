@@ -1,0 +1,112 @@
+// The session across server faults: restarts, a long outage, an ensemble losing its leader.
+#define BOOST_TEST_MODULE zklock session faults
+#include "test_util.hpp"
+
+using namespace test;
+using zklock::create_mode;
+using zklock::session;
+using zklock::session_state;
+
+namespace {
+
+asio::awaitable<session_state> wait_until(session& s, session_state wanted, std::chrono::seconds limit)
+{
+    asio::steady_timer deadline(co_await asio::this_coro::executor, limit);
+    while (s.state() != wanted && !zklock::is_final(s.state())) {
+        using namespace boost::asio::experimental::awaitable_operators;
+        auto r = co_await (s.async_wait_state(s.state(), use_awaitable) || deadline.async_wait(use_awaitable));
+        if (r.index() == 1) break;
+    }
+    co_return s.state();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_restart_within_the_session_timeout_keeps_the_session_and_its_ephemerals)
+{
+    zklock::testing::server srv;
+    asio::io_context ioc;
+    auto cfg = config_for(srv.connect_string());
+    cfg.session_timeout = 10s;  // the server's maximum with its 200 ms tick is 4 s; it will cap it
+    session s(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto id = s.id();
+        co_await s.async_create("/eph", "mine", create_mode::ephemeral, use_awaitable);
+
+        srv.stop();
+        BOOST_TEST((co_await wait_until(s, session_state::connecting, 10s) == session_state::connecting));
+        // A request made while disconnected waits in the client and goes out after the reconnect.
+        auto pending = s.async_get_data("/eph", tuple_awaitable);
+        srv.start();
+        BOOST_TEST((co_await wait_until(s, session_state::connected, 20s) == session_state::connected));
+        BOOST_TEST(s.id() == id);
+        auto [ec, data, st] = co_await std::move(pending);
+        BOOST_TEST((!ec || ec == zklock::zk_errc::connection_loss), ec.message());
+        auto [ec2, data2, st2] = co_await s.async_get_data("/eph", tuple_awaitable);
+        BOOST_TEST(!ec2, ec2.message());
+        BOOST_TEST(data2 == "mine");
+        BOOST_TEST(st2.ephemeral_owner == id);
+    }, 90s);
+}
+
+BOOST_AUTO_TEST_CASE(an_outage_past_the_session_timeout_expires_the_session_for_good)
+{
+    zklock::testing::server srv;
+    asio::io_context ioc;
+    auto cfg = config_for(srv.connect_string());
+    cfg.session_timeout = 2s;
+    session s(ioc, cfg);
+    session watcher(ioc, config_for(srv.connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        co_await s.async_create("/eph2", "", create_mode::ephemeral, use_awaitable);
+        const auto timeout = s.negotiated_timeout();
+
+        // A frozen server keeps its session table; thawed after more than the timeout, it expires the
+        // session (a stopped standalone server would restart every session's clock instead).
+        srv.freeze();
+        auto pending = s.async_get_data("/eph2", tuple_awaitable);
+        co_await pause(timeout + 2s);  // the outage outlasts the session timeout: that is the scenario
+        srv.thaw();
+        BOOST_TEST((co_await wait_until(s, session_state::expired, 30s) == session_state::expired));
+        auto [ec, data, st] = co_await std::move(pending);
+        BOOST_TEST((ec == zklock::error::session_expired || ec == zklock::zk_errc::connection_loss), ec.message());
+        auto [ec2, data2, st2] = co_await s.async_get_data("/eph2", tuple_awaitable);
+        BOOST_TEST(ec2 == zklock::error::session_expired);
+        BOOST_TEST(ec2.message().find("expired") != std::string::npos);
+
+        co_await watcher.async_connect(use_awaitable);
+        bool gone = co_await eventually([&]() -> asio::awaitable<bool> {
+            auto [e, there] = co_await watcher.async_exists("/eph2", tuple_awaitable);
+            co_return !e && !there;
+        });
+        BOOST_TEST(gone, "the expired session's ephemeral node is still there");
+    }, 90s);
+}
+
+BOOST_AUTO_TEST_CASE(an_ensemble_losing_its_leader_keeps_the_session)
+{
+    zklock::testing::cluster ensemble(3);
+    asio::io_context ioc;
+    session s(ioc, config_for(ensemble.connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto id = s.id();
+        co_await s.async_create("/before", "", create_mode::ephemeral, use_awaitable);
+
+        const auto leader = ensemble.leader();
+        ensemble.stop(leader);
+        // Work continues once a new leader is elected, whichever server the session lands on.
+        bool written = co_await eventually([&]() -> asio::awaitable<bool> {
+            auto [ec, p, st] = co_await s.async_create("/after", "", create_mode::ephemeral, tuple_awaitable);
+            co_return !ec || ec == zklock::zk_errc::node_exists;
+        }, 30s);
+        BOOST_TEST(written);
+        BOOST_TEST(s.state() == session_state::connected);
+        BOOST_TEST(s.id() == id);
+        auto [ec, there] = co_await s.async_exists("/before", tuple_awaitable);
+        BOOST_TEST(there.has_value(), "the ephemeral node made before the failover is gone: " << ec.message());
+        ensemble.start(leader);
+    }, 120s);
+}

@@ -1,0 +1,68 @@
+// Error categories, path validation, fencing token order: no server needed.
+#include <zklock/error.hpp>
+#include <zklock/fencing_token.hpp>
+#include <zklock/session_state.hpp>
+
+#include "session/session_impl.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+BOOST_AUTO_TEST_SUITE(errors)
+
+BOOST_AUTO_TEST_CASE(zklock_errors_have_their_own_category_and_say_what_to_do)
+{
+    boost::system::error_code ec = zklock::error::timeout;
+    BOOST_TEST(std::string(ec.category().name()) == "zklock");
+    BOOST_TEST(ec.message() == "the lock was not obtained within the timeout");
+    BOOST_TEST(boost::system::error_code(zklock::error::connect_timeout).message().find("check the host list") !=
+               std::string::npos);
+    BOOST_TEST(boost::system::error_code(zklock::error::session_expired).message().find("open a new session") !=
+               std::string::npos);
+    BOOST_TEST(ec != boost::asio::error::operation_aborted);  // a timeout is not a cancellation
+}
+
+BOOST_AUTO_TEST_CASE(zookeeper_codes_are_named_and_explained)
+{
+    boost::system::error_code ec = zklock::zk_errc::no_auth;
+    BOOST_TEST(std::string(ec.category().name()) == "zklock.zookeeper");
+    BOOST_TEST(ec.value() == -102);
+    BOOST_TEST(ec.message().find("ACL") != std::string::npos);
+    BOOST_TEST(zklock::is_retryable(zklock::zk_errc::connection_loss));
+    BOOST_TEST(zklock::is_retryable(zklock::zk_errc::operation_timeout));
+    BOOST_TEST(!zklock::is_retryable(zklock::error::session_expired));
+    BOOST_TEST(!zklock::is_retryable(zklock::zk_errc::no_node));
+}
+
+BOOST_AUTO_TEST_CASE(paths_are_checked_as_the_server_would)
+{
+    using zklock::detail::valid_path;
+    BOOST_TEST(valid_path("/"));
+    BOOST_TEST(valid_path("/locks/orders/42"));
+    BOOST_TEST(!valid_path(""));
+    BOOST_TEST(!valid_path("locks"));
+    BOOST_TEST(!valid_path("/locks/"));
+    BOOST_TEST(!valid_path("/locks//a"));
+    BOOST_TEST(!valid_path("/locks/./a"));
+    BOOST_TEST(!valid_path("/locks/../a"));
+    BOOST_TEST(!valid_path(std::string_view("/a\0b", 4)));
+    BOOST_TEST(valid_path("/locks/n-", true));
+    BOOST_TEST(valid_path("/locks/", true));  // sequential: the server appends the number
+}
+
+BOOST_AUTO_TEST_CASE(fencing_tokens_order_by_zxid_then_local_count)
+{
+    zklock::fencing_token a{100, 0}, b{100, 3}, c{101, 0};
+    BOOST_TEST((a < b));
+    BOOST_TEST((b < c));
+    BOOST_TEST(c.to_string() == "101.0");
+}
+
+BOOST_AUTO_TEST_CASE(session_states_have_names_and_finality)
+{
+    BOOST_TEST(zklock::to_string(zklock::session_state::expired) == "expired");
+    BOOST_TEST(zklock::is_final(zklock::session_state::expired));
+    BOOST_TEST(zklock::is_final(zklock::session_state::closed));
+    BOOST_TEST(!zklock::is_final(zklock::session_state::connecting));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
