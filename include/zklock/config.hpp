@@ -32,14 +32,14 @@ struct session_config {
     /// async_connect gives up after this long with error::connect_timeout.
     std::chrono::milliseconds connect_timeout{10'000};
     /// A lock holder whose session is disconnected this long learns ownership_uncertain.
-    /// Unset: a third of the negotiated session timeout. The client notices a silent server after two
-    /// thirds of the timeout, so the holder is told before the server can expire the session and hand
-    /// the lock to someone else.
-    std::optional<std::chrono::milliseconds> loss_grace;
+    /// Unset: a sixth of the negotiated session timeout T. The client notices a silent server at most 2/3 T
+    /// after it last heard from it, so the holder is told by 5/6 T, before the server can expire the
+    /// session (at T) and let another client in; a reconnect within the grace is no alarm.
+    std::optional<std::chrono::milliseconds> loss_grace{};
     /// Added with zoo_add_auth right after the handle is created.
-    std::vector<credential> credentials;
+    std::vector<credential> credentials{};
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).
-    log_sink log;
+    log_sink log{};
     log_level log_threshold = log_level::warning;
 };
 

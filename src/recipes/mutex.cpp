@@ -517,7 +517,8 @@ void lock_queue::on_lost(const contender* c, error_code ec)
 
 void lock_queue::report_lost(error_code ec)
 {
-    if (lost_reason_) return;
+    // A definitive reason replaces "uncertain"; otherwise the first reason stands.
+    if (lost_reason_ && !(lost_reason_ == zklock::error::ownership_uncertain && ec != lost_reason_)) return;
     lost_reason_ = ec;
     for (auto& [id, lw] : std::exchange(lost_waiters_, {})) s->post_completion(std::move(lw), ec);
 }
@@ -564,35 +565,38 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>& 
 
 const std::string& lock_path(const lock_queue& q) noexcept { return q.path; }
 
+// The entry points hop onto the session's executor (inline when already there), so that a future-based
+// caller on another thread is safe.
 void async_acquire(std::shared_ptr<lock_queue> q, deadline d, handler<guard> h)
 {
-    q->acquire(d, std::move(h));
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), d, h = std::move(h)]() mutable { q->acquire(d, std::move(h)); });
 }
 
-void async_release(std::shared_ptr<lock_queue> q, std::uint64_t holder,
-                   handler<> h)
+void async_release(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<> h)
 {
     if (!q) {
         complete_without_session(std::move(h), error_code(zklock::error::not_held));
         return;
     }
-    q->release(holder, std::move(h));
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), holder, h = std::move(h)]() mutable { q->release(holder, std::move(h)); });
 }
 
-void async_wait_lost(std::shared_ptr<lock_queue> q, std::uint64_t holder,
-                     handler<> h)
+void async_wait_lost(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<> h)
 {
     if (!q) {
         complete_without_session(std::move(h), error_code(zklock::error::not_held));
         return;
     }
-    q->wait_lost(holder, std::move(h));
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), holder, h = std::move(h)]() mutable { q->wait_lost(holder, std::move(h)); });
 }
 
 void release_detached(const std::shared_ptr<lock_queue>& q, std::uint64_t holder) noexcept
 {
     try {
-        q->release(holder, {});
+        asio::dispatch(q->s->ex, [q, holder] { q->release(holder, {}); });
     } catch (...) {  // allocation failure in a destructor: the session's end still frees the node
     }
 }

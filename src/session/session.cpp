@@ -427,7 +427,7 @@ std::chrono::milliseconds session_impl::loss_grace() const
 {
     if (cfg.loss_grace) return *cfg.loss_grace;
     auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return t / 3;
+    return t / 6;  // see session_config::loss_grace
 }
 
 // --- The pump -----------------------------------------------------------------------------------

@@ -22,9 +22,9 @@ struct server_options {
     /// How long start() and restart() wait for the server to answer `srvr`.
     std::chrono::milliseconds start_timeout{60'000};
     /// Where the temporary data directories go; empty means $TMPDIR or /tmp.
-    std::filesystem::path work_root;
+    std::filesystem::path work_root{};
     /// Put the transaction log on this directory (e.g. /dev/shm) instead of the data directory.
-    std::filesystem::path data_log_root;
+    std::filesystem::path data_log_root{};
 };
 
 /// One standalone ZooKeeper server. Started by the constructor, killed and its directory removed by the destructor.

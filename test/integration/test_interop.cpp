@@ -1,0 +1,87 @@
+// zklock, Apache Curator and kazoo queue for the same lock on the same path.
+#define BOOST_TEST_MODULE zklock interop
+#include "test_util.hpp"
+#include "process_util.hpp"
+
+using namespace test;
+using zklock::mutex;
+using zklock::session;
+
+namespace {
+
+const std::string curator_classpath =
+    "/usr/share/java/curator-framework.jar:/usr/share/java/curator-client.jar:/usr/share/java/curator-recipes.jar:"
+    "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/guava.jar:"
+    "/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar:/usr/share/java/netty-handler.jar:"
+    "/usr/share/java/netty-common.jar:/usr/share/java/netty-transport.jar:/usr/share/java/netty-buffer.jar:"
+    "/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:"
+    "/usr/share/java/netty-transport-native-epoll.jar:/usr/share/java/netty-transport-native-unix-common.jar";
+
+/// A peer client (Curator or kazoo) running one of the scripts in test/interop.
+std::vector<std::string> peer(const std::string& which, const std::string& path, const std::string& mode,
+                              const std::string& dir)
+{
+    const std::string hosts = shared_server().connect_string();
+    if (which == "curator")
+        return {"java", "-cp", curator_classpath, std::string(ZKLOCK_TEST_DIR) + "/interop/CuratorLock.java", hosts,
+                path, mode, dir};
+    // Debian's python3, which has python3-kazoo (a python3 earlier in PATH may not).
+    return {"/usr/bin/python3", std::string(ZKLOCK_TEST_DIR) + "/interop/kazoo_lock.py", hosts, path, mode, dir};
+}
+
+asio::awaitable<bool> file_appears(const std::string& f, std::chrono::seconds limit = 60s)
+{
+    co_return co_await eventually([&]() -> asio::awaitable<bool> { co_return tools_test::file_exists(f); }, limit);
+}
+
+/// The peer holds the lock: zklock must wait, then get it once the peer lets go.
+void peer_holds_then_zklock_gets_it(const std::string& which)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    tools_test::temp_dir dir;
+    const auto path = unique_path(which + "-holds");
+    tools_test::process holder(peer(which, path, "hold", dir.path().string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        BOOST_REQUIRE_MESSAGE(co_await file_appears(dir.path().string() + "/held"), which << " never got the lock");
+        mutex m(s, path);
+        auto [ec, g] = co_await m.acquire(300ms, tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout, which << " holds the lock, yet zklock got it");
+        std::ofstream(dir.path().string() + "/release") << "go";
+        auto g2 = co_await m.acquire(60s, use_awaitable);
+        BOOST_TEST(g2.owns_lock());
+        co_await g2.release(use_awaitable);
+    }, 120s);
+    BOOST_TEST((holder.wait_for(60s) == std::optional<int>(0)));
+}
+
+/// zklock holds the lock: the peer's try must fail, then succeed once zklock lets go.
+void zklock_holds_then_peer_gets_it(const std::string& which)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    tools_test::temp_dir busy_dir, free_dir;
+    const auto path = unique_path(which + "-waits");
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        mutex m(s, path);
+        auto g = co_await m.acquire(5s, use_awaitable);
+        tools_test::process busy(peer(which, path, "try", busy_dir.path().string()));
+        BOOST_REQUIRE(co_await file_appears(busy_dir.path().string() + "/result"));
+        BOOST_TEST(tools_test::read_file(busy_dir.path().string() + "/result") == "busy", which << " got a lock zklock holds");
+        busy.wait_for(60s);
+        co_await g.release(use_awaitable);
+        tools_test::process free(peer(which, path, "try", free_dir.path().string()));
+        BOOST_REQUIRE(co_await file_appears(free_dir.path().string() + "/result"));
+        BOOST_TEST(tools_test::read_file(free_dir.path().string() + "/result") == "acquired");
+        free.wait_for(60s);
+    }, 120s);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(curator_holds_zklock_waits) { peer_holds_then_zklock_gets_it("curator"); }
+BOOST_AUTO_TEST_CASE(zklock_holds_curator_waits) { zklock_holds_then_peer_gets_it("curator"); }
+BOOST_AUTO_TEST_CASE(kazoo_holds_zklock_waits) { peer_holds_then_zklock_gets_it("kazoo"); }
+BOOST_AUTO_TEST_CASE(zklock_holds_kazoo_waits) { zklock_holds_then_peer_gets_it("kazoo"); }

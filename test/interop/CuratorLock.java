@@ -1,0 +1,32 @@
+// A Curator InterProcessMutex peer for the interop tests (run as a single-file program:
+// java -cp CURATOR_JARS CuratorLock.java CONNECT PATH hold|try DIR).
+//   hold: acquire, create DIR/held, wait for DIR/release, release.
+//   try:  try for 500 ms; write "acquired" or "busy" to DIR/result (and release).
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryNTimes;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+public class CuratorLock {
+    public static void main(String[] a) throws Exception {
+        CuratorFramework f = CuratorFrameworkFactory.newClient(a[0], 30000, 15000, new RetryNTimes(3, 100));
+        f.start();
+        f.blockUntilConnected();
+        InterProcessMutex m = new InterProcessMutex(f, a[1]);
+        Path dir = Path.of(a[3]);
+        if (a[2].equals("hold")) {
+            m.acquire();
+            Files.writeString(dir.resolve("held"), "held");
+            while (!Files.exists(dir.resolve("release"))) Thread.sleep(10);
+            m.release();
+        } else {
+            boolean got = m.acquire(500, TimeUnit.MILLISECONDS);
+            Files.writeString(dir.resolve("result"), got ? "acquired" : "busy");
+            if (got) m.release();
+        }
+        f.close();
+    }
+}
