@@ -1,0 +1,110 @@
+// Every example runs with small arguments and exits 0, so none of them rots. The order service runs
+// as two server processes selling from one stock, driven by the load client.
+#define BOOST_TEST_MODULE example_tests
+#include "process_util.hpp"
+
+#include <zklock/testing/server.hpp>
+
+#include <map>
+#include <regex>
+
+using namespace tools_test;
+
+namespace {
+
+zklock::testing::server& zk()
+{
+    static zklock::testing::server s;
+    return s;
+}
+
+/// "key value" lines of a summary.
+std::map<std::string, std::string> summary(const std::string& text)
+{
+    std::map<std::string, std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (std::regex_match(line, m, std::regex("\\s*([a-z/ -]+?)\\s+(-?[0-9.]+)\\b.*"))) out[m[1]] = m[2];
+    }
+    return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ticket_office_sells_every_ticket_once)
+{
+    temp_dir dir;
+    const auto out = dir / "out";
+    // Without --hosts, as a new user runs it: it starts (and stops) its own ZooKeeper.
+    BOOST_TEST(run({EXAMPLE_TICKET_OFFICE, "--sessions", "3", "--clients", "5", "--tickets", "120"}, 180s, out) == 0);
+    const auto text = read_file(out);
+    BOOST_TEST_MESSAGE(text);
+    auto s = summary(text);
+    BOOST_TEST(s["oversold"] == "0");
+    BOOST_TEST(s["sold"] == "120");
+    BOOST_TEST(s["final stock"] == "0");
+    BOOST_TEST(s["turned away"] == "15");
+    BOOST_TEST(text.find("hand-off p99") != std::string::npos);
+
+    // And against a given ZooKeeper.
+    BOOST_TEST(run({EXAMPLE_TICKET_OFFICE, "--hosts", zk().connect_string(), "--sessions", "2", "--clients", "3",
+                    "--tickets", "40"},
+                   120s, out) == 0);
+    BOOST_TEST(summary(read_file(out))["oversold"] == "0");
+}
+
+BOOST_AUTO_TEST_CASE(two_order_servers_share_one_stock)
+{
+    temp_dir dir;
+    const auto hosts = zk().connect_string();
+    const int initial = 60;
+    const std::uint16_t p1 = free_port(), p2 = free_port();
+    process s1({EXAMPLE_ORDER_SERVER, "--hosts", hosts, "--port", std::to_string(p1), "--init",
+                "widget=" + std::to_string(initial)},
+               dir / "s1.out", dir / "s1.err");
+    // The second server starts once the first has stocked the item (it prints that before listening).
+    BOOST_REQUIRE_MESSAGE(eventually([&] { return listening(p1); }), read_file(dir / "s1.err"));
+    process s2({EXAMPLE_ORDER_SERVER, "--hosts", hosts, "--port", std::to_string(p2)}, dir / "s2.out", dir / "s2.err");
+    BOOST_REQUIRE_MESSAGE(eventually([&] { return listening(p2); }), read_file(dir / "s2.err"));
+
+    // 8 connections x 15 requests = 120 buyers for 60 widgets.
+    const auto out = dir / "load.out";
+    BOOST_TEST(run({EXAMPLE_ORDER_LOAD, "--ports", std::to_string(p1) + "," + std::to_string(p2), "--connections", "8",
+                    "--requests", "15", "--item", "widget"},
+                   120s, out) == 0);
+    const auto text = read_file(out);
+    BOOST_TEST_MESSAGE(text);
+    auto s = summary(text);
+    const int ok = std::stoi(s["ok"]);
+    BOOST_TEST(s["errors"] == "0");
+    BOOST_TEST(s["oversold"] == "0");
+    BOOST_TEST(ok + std::stoi(s["soldout"]) + std::stoi(s["busy"]) == 120);
+    BOOST_TEST(ok <= initial);
+
+    const auto stock = get_data(hosts, "/zklock-demo/stock/widget");
+    BOOST_REQUIRE(stock.has_value());
+    BOOST_TEST(std::stoi(*stock) == initial - ok);
+    BOOST_TEST(std::stoi(*stock) >= 0);
+
+    s1.signal(SIGTERM);
+    s2.signal(SIGTERM);
+    BOOST_TEST(s1.wait_for(20s).value_or(-1) == 0);
+    BOOST_TEST(s2.wait_for(20s).value_or(-1) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(timed_acquire_runs)
+{
+    temp_dir dir;
+    BOOST_TEST(run({EXAMPLE_TIMED_ACQUIRE, "--hosts", zk().connect_string()}, 120s, dir / "out") == 0);
+    BOOST_TEST_MESSAGE(read_file(dir / "out"));
+    BOOST_TEST(read_file(dir / "out").find("all done") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(callbacks_and_futures_runs)
+{
+    temp_dir dir;
+    BOOST_TEST(run({EXAMPLE_CALLBACKS_AND_FUTURES, "--hosts", zk().connect_string()}, 120s, dir / "out") == 0);
+    BOOST_TEST_MESSAGE(read_file(dir / "out"));
+    BOOST_TEST(read_file(dir / "out").find("all done") != std::string::npos);
+}

@@ -1,0 +1,383 @@
+// zklock_bench: zklock's side of the peer lock benchmarks (/work/shared/peers, performance.md §7).
+// Each scenario prints one key=value line with the keys CuratorLockBench and kazoo_lock_bench.py print,
+// so that a script can divide one line by the other; scripts/bench.sh runs them all on one server.
+//
+//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] SCENARIO ARGS...
+//     uncontended N      one session, N sequential acquire/release cycles on one path
+//     contended S T K    S sessions x T coroutines (one thread), K critical sections in total
+//     waiters W          W coroutines queue behind a held lock, then drain
+//     serve              start a ZooKeeper server, print its connect string, run until stdin closes or SIGTERM
+//
+// Without --hosts a scenario starts its own server (zklock::testing::server) and stops it at the end.
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+#include <zklock/testing/server.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+using clk = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// A single acquire that takes this long is a hang, not a figure: fail loudly instead of waiting forever.
+constexpr auto lock_timeout = 120s;
+// The same for a whole contended run or drain, which waits on many acquires at once.
+constexpr auto run_timeout = 600s;
+
+struct usage_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct options {
+    std::string hosts;  // empty: start a local server
+    std::size_t local_handoff_limit = zklock::mutex_options{}.local_handoff_limit;
+    std::vector<std::string> args;  // the scenario and its arguments
+};
+
+std::size_t count_arg(const std::string& s)
+{
+    std::size_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size()) throw usage_error("not a count: '" + s + "'");
+    return v;
+}
+
+options parse(int argc, char** argv)
+{
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (a == "--hosts" && has_value) o.hosts = argv[++i];
+        else if (a == "--local-handoff-limit" && has_value) o.local_handoff_limit = count_arg(argv[++i]);
+        else if (a.starts_with("--")) throw usage_error("unknown option or missing value: " + a);
+        else o.args.push_back(a);
+    }
+    if (o.args.empty()) throw usage_error("no scenario");
+    return o;
+}
+
+std::int64_t micros(clk::duration d) { return std::chrono::duration_cast<std::chrono::microseconds>(d).count(); }
+double seconds(clk::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The peers' percentile: the element at index p*n of the sorted sample.
+std::int64_t pct(std::vector<std::int64_t> v, double p)
+{
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+// A path of its own per run, as the peers do, so runs on one server never meet.
+std::string fresh_path() { return "/bench/zklock-" + std::to_string(clk::now().time_since_epoch().count()); }
+
+zklock::session make_session(const asio::any_io_executor& ex, const std::string& hosts)
+{
+    // Fields assigned, not designated: with GCC 12, -Wextra flags the members a designated initializer
+    // leaves out when they have no default member initializer (loss_grace, credentials, log).
+    zklock::session_config cfg;
+    cfg.hosts = hosts;
+    cfg.session_timeout = 30s;  // as the peers ask
+    // Errors only: the library logs every close, even a deliberate one, as a warning.
+    cfg.log = zklock::stderr_log_sink();
+    cfg.log_threshold = zklock::log_level::error;
+    return zklock::session(ex, std::move(cfg));
+}
+
+zklock::mutex_options lock_options(const options& o)
+{
+    zklock::mutex_options m;
+    m.local_handoff_limit = o.local_handoff_limit;
+    return m;
+}
+
+zklock::testing::server_options server_options()
+{
+    zklock::testing::server_options so;
+    so.tick_ms = 2000;  // sessions may last 2..20 ticks: ZooKeeper's default 2 s tick lets 30 s through
+    return so;
+}
+
+// Waits until `done()` holds, woken by `latch.cancel()`; a single-threaded latch with a deadline.
+asio::awaitable<void> wait_until(asio::steady_timer& latch, auto done, const char* what)
+{
+    latch.expires_after(run_timeout);
+    while (!done()) {
+        auto [ec] = co_await latch.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (!ec) throw std::runtime_error(std::string(what) + " did not finish within the run timeout");
+    }
+}
+
+// --- uncontended N --------------------------------------------------------------------------------
+asio::awaitable<void> uncontended(options o, std::size_t n)
+{
+    const auto ex = co_await asio::this_coro::executor;
+    auto s = make_session(ex, o.hosts);
+    co_await s.async_connect(asio::use_awaitable);
+    zklock::mutex m(s, fresh_path(), lock_options(o));
+    {  // Warm up: the first acquire also creates the parent nodes, which is not what we measure.
+        auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
+        co_await g.release(asio::use_awaitable);
+    }
+    std::vector<std::int64_t> acq, rel;
+    acq.reserve(n);
+    rel.reserve(n);
+    const auto t0 = clk::now();
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto a = clk::now();
+        auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
+        const auto b = clk::now();
+        co_await g.release(asio::use_awaitable);
+        const auto e = clk::now();
+        acq.push_back(micros(b - a));
+        rel.push_back(micros(e - b));
+    }
+    const double secs = seconds(clk::now() - t0);
+    std::printf("zklock uncontended cycles=%zu cycles_per_s=%.0f acquire_p50_us=%" PRId64 " acquire_p99_us=%" PRId64
+                " release_p50_us=%" PRId64 "\n",
+                n, static_cast<double>(n) / secs, pct(acq, .5), pct(acq, .99), pct(rel, .5));
+}
+
+// --- contended S T K ------------------------------------------------------------------------------
+struct contended_run {
+    explicit contended_run(const asio::any_io_executor& ex) : latch(ex) {}
+    std::vector<zklock::session> sessions;
+    std::int64_t left = 0;  // sections still to start; counted down as the peers do
+    bool in_use = false;
+    std::optional<clk::time_point> last_release;
+    std::vector<std::int64_t> handoff;
+    std::size_t violations = 0;
+    std::size_t token_regressions = 0;  // a later holder with a smaller fencing token
+    zklock::fencing_token last_token;
+    std::size_t running = 0;
+    std::exception_ptr error;
+    asio::steady_timer latch;
+};
+
+// One contender: the peers' loop (a thread there, a coroutine here) with its own mutex object.
+asio::awaitable<void> contend(std::shared_ptr<contended_run> r, zklock::mutex m)
+{
+    const auto ex = co_await asio::this_coro::executor;
+    for (bool stop = false; !stop;) {
+        auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
+        const auto entry = clk::now();
+        if (r->last_release) r->handoff.push_back(micros(entry - *r->last_release));
+        stop = r->left-- <= 0;
+        if (r->in_use) ++r->violations;
+        if (g.token() <= r->last_token) ++r->token_regressions;
+        r->last_token = g.token();
+        r->in_use = true;
+        // Every contender shares this thread: a section without a suspension could never overlap another,
+        // whatever the lock does, and the flag would prove nothing. Let all ready completions run first.
+        co_await asio::post(ex, asio::use_awaitable);
+        r->in_use = false;
+        r->last_release = clk::now();
+        co_await g.release(asio::use_awaitable);
+    }
+}
+
+asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t threads, std::size_t sections)
+{
+    const auto ex = co_await asio::this_coro::executor;
+    auto r = std::make_shared<contended_run>(ex);
+    for (std::size_t i = 0; i < sessions; ++i) {
+        r->sessions.push_back(make_session(ex, o.hosts));
+        co_await r->sessions.back().async_connect(asio::use_awaitable);
+    }
+    const auto path = fresh_path();
+    {  // Create the parent nodes before the clock starts, as the peers do.
+        zklock::mutex m(r->sessions.front(), path, lock_options(o));
+        auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
+        co_await g.release(asio::use_awaitable);
+    }
+    r->left = static_cast<std::int64_t>(sections);
+    const auto t0 = clk::now();
+    for (auto& s : r->sessions) {
+        for (std::size_t j = 0; j < threads; ++j) {
+            ++r->running;
+            asio::co_spawn(ex, contend(r, zklock::mutex(s, path, lock_options(o))), [r](std::exception_ptr e) {
+                // The first failure ends the run: closing the sessions fails every pending acquire at once.
+                if (e && !r->error) {
+                    r->error = e;
+                    for (auto& rs : r->sessions) rs.close();
+                }
+                --r->running;
+                r->latch.cancel();
+            });
+        }
+    }
+    co_await wait_until(r->latch, [&] { return r->running == 0 || r->error; }, "the contended run");
+    if (r->error) std::rethrow_exception(r->error);
+    const double secs = seconds(clk::now() - t0);
+    std::uint64_t requests = 0;
+    for (const auto& s : r->sessions) requests += s.stats().requests;
+    std::printf("zklock contended sessions=%zu threads=%zu sections=%zu sections_per_s=%.0f handoff_p50_us=%" PRId64
+                " handoff_p99_us=%" PRId64 " violations=%zu local_handoff_limit=%zu zk_requests=%" PRIu64
+                " token_regressions=%zu\n",
+                sessions, threads, sections, static_cast<double>(sections) / secs, pct(r->handoff, .5),
+                pct(r->handoff, .99), r->violations, o.local_handoff_limit, requests, r->token_regressions);
+    if (r->violations > 0 || r->token_regressions > 0)
+        throw std::runtime_error("mutual exclusion violated (violations=" + std::to_string(r->violations) +
+                                 ", token_regressions=" + std::to_string(r->token_regressions) + ")");
+}
+
+// --- waiters W ------------------------------------------------------------------------------------
+struct waiters_run {
+    explicit waiters_run(const asio::any_io_executor& ex) : latch(ex) {}
+    std::size_t queued = 0, done = 0;
+    std::exception_ptr error;
+    asio::steady_timer latch;
+};
+
+asio::awaitable<void> wait_in_line(std::shared_ptr<waiters_run> r, zklock::mutex m)
+{
+    ++r->queued;
+    // Untimed, as the peers wait: the run's deadline catches a hang.
+    auto g = co_await m.acquire(asio::use_awaitable);
+    co_await g.release(asio::use_awaitable);
+}
+
+int thread_count()
+{
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
+    return -1;
+}
+
+asio::awaitable<void> waiters(options o, std::size_t w)
+{
+    const auto ex = co_await asio::this_coro::executor;
+    auto s = make_session(ex, o.hosts);
+    co_await s.async_connect(asio::use_awaitable);
+    zklock::mutex m(s, fresh_path(), lock_options(o));  // copies share one local queue: one per waiter below
+    auto holder = co_await m.acquire(lock_timeout, asio::use_awaitable);
+    auto r = std::make_shared<waiters_run>(ex);
+    const auto t0 = clk::now();
+    for (std::size_t i = 0; i < w; ++i)
+        asio::co_spawn(ex, wait_in_line(r, m), [r](std::exception_ptr e) {
+            if (e && !r->error) r->error = e;
+            ++r->done;
+            r->latch.cancel();
+        });
+    // co_spawn starts each waiter from a posted handler; once a handler posted after them all runs,
+    // every waiter has made its acquire request.
+    while (r->queued < w) co_await asio::post(ex, asio::use_awaitable);
+    const double enqueue = seconds(clk::now() - t0);
+    const int threads = thread_count();
+    const auto t1 = clk::now();
+    co_await holder.release(asio::use_awaitable);
+    co_await wait_until(r->latch, [&] { return r->done == w || r->error; }, "the drain");
+    if (r->error) std::rethrow_exception(r->error);
+    const double drain = seconds(clk::now() - t1);
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    std::printf("zklock waiters=%zu enqueue_s=%.2f drain_s=%.2f drain_per_s=%.0f rss_mib=%ld threads=%d\n", w, enqueue,
+                drain, static_cast<double>(w) / drain, ru.ru_maxrss / 1024, threads);
+}
+
+// --- serve ----------------------------------------------------------------------------------------
+// One server for a whole job (scripts/bench.sh), so that every implementation is measured on the same one.
+int serve()
+{
+    zklock::testing::server srv(server_options());
+    // Taken as a signalfd (blocked after the server started, so the JVM does not inherit the mask), so
+    // that SIGTERM ends the loop below and the destructor still stops the server and removes its files.
+    sigset_t set;
+    ::sigemptyset(&set);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    const int sfd = ::signalfd(-1, &set, SFD_CLOEXEC);
+    if (sfd < 0) throw std::runtime_error("signalfd failed");
+    std::printf("%s\n", srv.connect_string().c_str());
+    std::fflush(stdout);
+    pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}};
+    for (;;) {
+        if (::poll(fds, 2, -1) < 0) continue;  // EINTR
+        if (fds[1].revents) break;
+        if (fds[0].revents) {
+            char buf[256];
+            if (::read(STDIN_FILENO, buf, sizeof buf) <= 0) break;  // stdin closed
+        }
+    }
+    ::close(sfd);
+    return 0;
+}
+
+// Runs one scenario on a fresh io_context on this thread. run() returns only after the sessions'
+// background closes, so nothing outlives the loop.
+void run(asio::awaitable<void> scenario)
+{
+    asio::io_context ioc;
+    std::exception_ptr error;
+    asio::co_spawn(ioc, std::move(scenario), [&](std::exception_ptr e) { error = e; });
+    ioc.run();
+    if (error) std::rethrow_exception(error);
+}
+
+void expect_args(const options& o, std::size_t n)
+{
+    if (o.args.size() != n + 1) throw usage_error(o.args[0] + " takes " + std::to_string(n) + " argument(s)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        auto o = parse(argc, argv);
+        const auto& sc = o.args[0];
+        if (sc == "serve") return serve();
+        if (sc != "uncontended" && sc != "contended" && sc != "waiters") throw usage_error("unknown scenario " + sc);
+        expect_args(o, sc == "contended" ? 3 : 1);
+        std::vector<std::size_t> n;
+        for (std::size_t i = 1; i < o.args.size(); ++i) n.push_back(count_arg(o.args[i]));
+        std::optional<zklock::testing::server> local;  // on the main thread: the JVM dies with it (PDEATHSIG)
+        if (o.hosts.empty()) {
+            local.emplace(server_options());
+            o.hosts = local->connect_string();
+        }
+        if (sc == "uncontended") run(uncontended(o, n[0]));
+        else if (sc == "contended") run(contended(o, n[0], n[1], n[2]));
+        else run(waiters(o, n[0]));
+        std::fflush(stdout);
+        return 0;
+    } catch (const usage_error& e) {
+        std::fprintf(stderr,
+                     "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] "
+                     "uncontended N | contended SESSIONS THREADS SECTIONS | waiters W | serve\n",
+                     e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "zklock_bench: error: %s\n", e.what());
+        return 1;
+    }
+}
