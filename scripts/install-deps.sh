@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what zklock needs on Debian 12: the compiler and CMake, Boost 1.81 (Asio, Boost.Test), the
+# single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), and
+# the peers the interop tests and the benchmark run against (Apache Curator, kazoo).
+# Works as root, or as a user with sudo.
+set -euo pipefail
+packages=(
+  build-essential cmake
+  libboost1.81-dev libboost-test1.81-dev
+  libzookeeper-st-dev zookeeper
+  libcurator-recipes-java libcurator-framework-java python3-kazoo
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
