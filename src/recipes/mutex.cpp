@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <map>
+#include <optional>
 
 namespace zklock::detail {
 
@@ -65,6 +66,8 @@ private:
     void maybe_abandon();
     void on_session_state(session_state st);
     void report_lost(error_code ec);
+    void start_grace_clock();
+    void fail_one_looks();
     bool holds_node() const;
 
     std::map<std::uint64_t, waiter> waiters_;  // ids increase, so begin() is the longest waiting
@@ -77,6 +80,7 @@ private:
     std::map<std::uint64_t, handler<>> lost_waiters_;
     std::uint64_t next_lost_waiter_ = 1;
     asio::steady_timer grace_;
+    std::optional<std::chrono::steady_clock::time_point> disconnected_since_;
     std::uint64_t listener_ = 0;
 };
 
@@ -160,7 +164,10 @@ private:
     void on_created(std::uint64_t r, error_code ec, const std::string& path, const stat& st)
     {
         if (finished()) {
-            if (!ec) delete_node(s_, path, {});  // the waiter left while the create was in flight
+            // The waiter left while the create was in flight. A create lost with the connection may still
+            // have happened: look for it by name once reconnected.
+            if (!ec) delete_node(s_, path, {});
+            else if (is_retryable(ec)) after_reconnect([](contender&) {});
             return;
         }
         if (r != round_) return;
@@ -181,6 +188,9 @@ private:
         if (finished() || r != round_ || node_.empty()) return;
         if (is_retryable(ec)) return after_reconnect([](contender& c) { c.relist(); });
         if (ec) return fail(ec);
+        // A create retried by the server (a lagging follower) may have made a second node of ours.
+        for (const auto& n : names)
+            if (n != name_ && n.compare(0, prefix_.size(), prefix_) == 0) delete_node(s_, q_->path + "/" + n, {});
         auto pos = locate(names, name_);
         if (!pos.found) {
             // Our node is gone (deleted by someone else, before we held it): queue again with a new one.
@@ -224,8 +234,14 @@ private:
     void become_holder()
     {
         phase_ = phase::held;
+        if (czxid_ != 0) {
+            watch_own_node();
+            q_->on_acquired(this);
+            return;
+        }
+        // Found again after a lost create answer: learn the node's czxid (the fencing token) first.
+        announce_when_watched_ = true;
         watch_own_node();
-        q_->on_acquired(this);
     }
 
     // While held, a watch on our own node tells the holder if someone deletes it.
@@ -238,6 +254,8 @@ private:
             if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.watch_own_node(); });
             if (ec) return;  // the session ended: the queue hears it from the session
             if (self->czxid_ == 0) self->czxid_ = st.czxid;
+            if (std::exchange(self->announce_when_watched_, false)) self->q_->on_acquired(self.get());
+            if (self->finished()) return;
             self->own_watch_.async_wait([self](error_code wec, watch_event ev) {
                 if (self->finished() || wec) return;
                 if (ev.type == watch_event_type::deleted) return self->lose(zklock::error::lock_node_deleted);
@@ -288,7 +306,11 @@ private:
         const auto r = ++round_;
         auto self = shared_from_this();
         s_->get_children(q_->path, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
-            if (self->finished() || r != self->round_) return;
+            if (self->finished()) {  // the waiter left meanwhile: delete what we find
+                if (is_retryable(ec)) return self->after_reconnect([](contender&) {});
+                return self->delete_ours(names);
+            }
+            if (r != self->round_) return;
             if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.find_own_node(); });
             if (ec == zk_errc::no_node) return self->make_parents();
             if (ec) return self->fail(ec);
@@ -306,6 +328,7 @@ private:
     void after_reconnect(Fn fn)
     {
         auto self = shared_from_this();
+        if (q_) q_->on_waiting(this);  // not obtainable at once: one-look waiters give up
         s_->wait_state(session_state::connecting, [self, fn](error_code, session_state st) {
             if (self->finished()) {
                 // Still find and delete a node whose create's answer was lost.
@@ -321,10 +344,15 @@ private:
     {
         auto self = shared_from_this();
         s_->get_children(dir_, nullptr, [self](error_code ec, std::vector<std::string> names, stat) {
-            if (ec) return;
-            for (const auto& n : names)
-                if (n.compare(0, self->prefix_.size(), self->prefix_) == 0) delete_node(self->s_, self->dir_ + "/" + n, {});
+            if (is_retryable(ec)) return self->after_reconnect([](contender&) {});
+            if (!ec) self->delete_ours(names);
         });
+    }
+
+    void delete_ours(const std::vector<std::string>& names)
+    {
+        for (const auto& n : names)
+            if (n.compare(0, prefix_.size(), prefix_) == 0) delete_node(s_, dir_ + "/" + n, {});
     }
 
     std::shared_ptr<lock_queue> q_;  // null once finished
@@ -335,6 +363,7 @@ private:
     std::int64_t czxid_ = 0;
     phase phase_ = phase::creating;
     bool pred_is_head_ = false;
+    bool announce_when_watched_ = false;
     std::uint64_t round_ = 0;  // answers to requests of an earlier round are stale
     watch pred_watch_, own_watch_;
 };
@@ -349,7 +378,11 @@ void lock_queue::acquire(deadline d, handler<guard> h)
     else if (s->state == session_state::auth_failed) ec = zklock::error::auth_failed;
     else if (s->state == session_state::closed) ec = zklock::error::session_closed;
     const bool one_look = d && *d <= std::chrono::steady_clock::now();
-    if (!ec && one_look && (holder_active_ || (current_ && current_->waiting()))) ec = zklock::error::timeout;
+    // One look: only a lock nobody here holds or waits for, on a connected session, can be had at once.
+    if (!ec && one_look &&
+        (holder_active_ || !waiters_.empty() || (current_ && current_->waiting()) ||
+         s->state != session_state::connected))
+        ec = zklock::error::timeout;
     if (ec) {
         s->post_completion(std::move(h), ec, guard{});
         return;
@@ -418,6 +451,20 @@ void lock_queue::grant()
     fencing_token token{current_->zxid(), grants_++};
     s->post_completion(std::move(w.h), error_code{},
                        guard(shared_from_this(), holder_gen_, current_->node(), token));
+    fail_one_looks();  // the lock is taken now
+    if (disconnected_since_) start_grace_clock();  // granted while disconnected: the clock runs on
+}
+
+void lock_queue::fail_one_looks()
+{
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+        if (!it->second.one_look) {
+            ++it;
+            continue;
+        }
+        s->post_completion(std::move(it->second.h), error_code(zklock::error::timeout), guard{});
+        it = waiters_.erase(it);
+    }
 }
 
 void lock_queue::release(std::uint64_t holder, handler<> h)
@@ -430,7 +477,9 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
     for (auto& [id, lw] : std::exchange(lost_waiters_, {}))
         s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
     const auto lost = std::exchange(lost_reason_, {});
-    if (!lost && !waiters_.empty() && holds_node() && grants_ <= opts.local_handoff_limit) {
+    // Hand off locally only on a live connection: a disconnected session may already have lost the node.
+    if (!lost && !waiters_.empty() && holds_node() && grants_ <= opts.local_handoff_limit &&
+        s->state == session_state::connected) {
         grant();  // cohort hand-off: the node stays, the next local coroutine holds it
         if (h) s->post_completion(std::move(h), error_code{});
         return;
@@ -481,22 +530,13 @@ void lock_queue::on_acquired(const contender* c)
         std::exchange(current_, nullptr)->release({});
         return;
     }
-    if (s->state != session_state::connected) on_session_state(s->state);  // start the grace clock
     advance();
 }
 
 void lock_queue::on_waiting(const contender* c)
 {
     if (c != current_.get()) return;
-    // One-look waiters (zero timeout) give up as soon as someone is ahead.
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-        if (!it->second.one_look) {
-            ++it;
-            continue;
-        }
-        s->post_completion(std::move(it->second.h), error_code(zklock::error::timeout), guard{});
-        it = waiters_.erase(it);
-    }
+    fail_one_looks();  // one-look waiters (zero timeout) give up as soon as someone is ahead
     maybe_abandon();
 }
 
@@ -536,19 +576,26 @@ void lock_queue::on_session_state(session_state st)
         return;
     }
     if (st == session_state::connected) {
+        disconnected_since_.reset();
         grace_.cancel();
         return;
     }
     // Disconnected: a holder cannot know whether its session will survive. Tell it before the server
     // could expire the session and let another client in.
-    if (holder_active_ && holds_node() && !lost_reason_) {
-        grace_.expires_after(s->loss_grace());
-        grace_.async_wait([q = weak_from_this(), gen = holder_gen_](error_code ec) {
-            auto self = q.lock();
-            if (!self || ec || !self->holder_active_ || self->holder_gen_ != gen) return;
-            if (self->s->state != session_state::connected) self->report_lost(zklock::error::ownership_uncertain);
-        });
-    }
+    if (!disconnected_since_) disconnected_since_ = std::chrono::steady_clock::now();
+    if (holder_active_) start_grace_clock();
+}
+
+void lock_queue::start_grace_clock()
+{
+    if (lost_reason_ || !disconnected_since_) return;
+    grace_.expires_at(*disconnected_since_ + s->loss_grace());
+    // Whoever holds the lock when the grace runs out is told, even if it changed hands meanwhile.
+    grace_.async_wait([q = weak_from_this()](error_code ec) {
+        auto self = q.lock();
+        if (!self || ec || !self->holder_active_ || !self->disconnected_since_) return;
+        if (self->s->state != session_state::connected) self->report_lost(zklock::error::ownership_uncertain);
+    });
 }
 
 // --- Entry points -------------------------------------------------------------------------------

@@ -559,7 +559,11 @@ bool session_impl::submit(Request* r, int rc)
 {
     if (rc != ZOK) {  // the C client refused the request; its completion will never run
         std::unique_ptr<Request> owned(r);
-        owned->fail(zk_error(rc));
+        error_code ec = zk_error(rc);
+        // The handle learnt of its end before our state did (the session event is still on its way):
+        // report the end itself, not the C client's "invalid state".
+        if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) usable(ec);
+        owned->fail(ec);
         return false;
     }
     track(r);
@@ -868,10 +872,11 @@ void session_impl::wait_watch(const std::shared_ptr<watch_state>& w, handler<wat
     }
     if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
     w->waiter = std::move(h);
+    const auto seq = ++w->waiter_seq;
     if (auto slot = asio::get_associated_cancellation_slot(w->waiter); slot.is_connected())
-        slot.assign([wp = std::weak_ptr<watch_state>(w)](asio::cancellation_type) {
+        slot.assign([wp = std::weak_ptr<watch_state>(w), seq](asio::cancellation_type) {
             auto st = wp.lock();
-            if (!st) return;
+            if (!st || st->waiter_seq != seq) return;  // a later waiter replaced the one this slot was for
             if (auto s = st->session.lock())
                 s->post_completion(std::move(st->waiter), error_code(asio::error::operation_aborted), watch_event{});
         });

@@ -85,6 +85,7 @@ public:
     watch_event event{};
     error_code error;
     handler<watch_event> waiter;
+    std::uint64_t waiter_seq = 0;  ///< tells a waiter's cancellation slot from a later waiter's
 };
 
 class session_impl : public std::enable_shared_from_this<session_impl> {

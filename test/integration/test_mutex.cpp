@@ -262,6 +262,26 @@ BOOST_AUTO_TEST_CASE(a_waiter_times_out_within_its_deadline_and_leaves_no_node)
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_try_behind_a_local_waiter_is_one_look)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        mutex m(s, unique_path("one-look"));
+        zklock::guard first;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { first = co_await m.acquire(10s, use_awaitable); },
+                       asio::detached);
+        co_await asio::post(ioc, use_awaitable);  // the first acquire is under way
+        const auto t0 = std::chrono::steady_clock::now();
+        auto [ec, g] = co_await m.try_acquire(tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout);
+        BOOST_TEST((std::chrono::steady_clock::now() - t0 < 1s));
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return first.owns_lock(); }));
+        co_await first.release(use_awaitable);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(cancellation_by_or_and_by_signal_leaves_no_node_and_no_watch)
 {
     asio::io_context ioc;

@@ -135,3 +135,34 @@ BOOST_AUTO_TEST_CASE(acquisitions_across_a_restart_stay_exclusive_and_leave_noth
         }), "lock nodes were left behind");
     }, 120s);
 }
+
+BOOST_AUTO_TEST_CASE(a_create_lost_with_the_connection_after_a_timeout_leaves_no_node)
+{
+    zklock::testing::server srv;
+    asio::io_context ioc;
+    auto cfg = config_for(srv.connect_string());
+    cfg.session_timeout = 10s;  // capped at 4 s by the server
+    session s(ioc, cfg), other(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        co_await other.async_connect(use_awaitable);
+        const auto path = unique_path("lost-create");
+        mutex m(s, path);
+        co_await (co_await m.acquire(5s, use_awaitable)).release(use_awaitable);  // the lock's parents exist
+        // The create goes out to a frozen server; the waiter gives up; the client then loses the
+        // connection, so the create's answer is lost, yet the server applies it once it runs again.
+        srv.freeze();
+        auto [ec, g] = co_await m.acquire(300ms, tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout);
+        auto [wec, st] = co_await s.async_wait_state(session_state::connected, tuple_awaitable);
+        BOOST_TEST(st == session_state::connecting);
+        srv.thaw();
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return s.state() == session_state::connected; }, 20s));
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(other, path)).empty();
+        }), "the lost create's node is still there");
+        mutex theirs(other, path);
+        auto [ec2, g2] = co_await theirs.acquire(5s, tuple_awaitable);
+        BOOST_TEST(!ec2, ec2.message());
+    }, 90s);
+}
