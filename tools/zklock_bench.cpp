@@ -2,7 +2,7 @@
 // Each scenario prints one key=value line with the keys CuratorLockBench and kazoo_lock_bench.py print,
 // so that a script can divide one line by the other; scripts/bench.sh runs them all on one server.
 //
-//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] SCENARIO ARGS...
+//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] SCENARIO ARGS...
 //     uncontended N      one session, N sequential acquire/release cycles on one path
 //     contended S T K    S sessions x T coroutines (one thread), K critical sections in total
 //     waiters W          W coroutines queue behind a held lock, then drain
@@ -58,6 +58,7 @@ struct usage_error : std::runtime_error {
 struct options {
     std::string hosts;  // empty: start a local server
     std::size_t local_handoff_limit = zklock::mutex_options{}.local_handoff_limit;
+    bool linger = false;
     std::vector<std::string> args;  // the scenario and its arguments
 };
 
@@ -77,6 +78,7 @@ options parse(int argc, char** argv)
         const bool has_value = i + 1 < argc;
         if (a == "--hosts" && has_value) o.hosts = argv[++i];
         else if (a == "--local-handoff-limit" && has_value) o.local_handoff_limit = count_arg(argv[++i]);
+        else if (a == "--linger") o.linger = true;
         else if (a.starts_with("--")) throw usage_error("unknown option or missing value: " + a);
         else o.args.push_back(a);
     }
@@ -100,12 +102,9 @@ std::string fresh_path() { return "/bench/zklock-" + std::to_string(clk::now().t
 
 zklock::session make_session(const asio::any_io_executor& ex, const std::string& hosts)
 {
-    // Fields assigned, not designated: with GCC 12, -Wextra flags the members a designated initializer
-    // leaves out when they have no default member initializer (loss_grace, credentials, log).
     zklock::session_config cfg;
     cfg.hosts = hosts;
     cfg.session_timeout = 30s;  // as the peers ask
-    // Errors only: the library logs every close, even a deliberate one, as a warning.
     cfg.log = zklock::stderr_log_sink();
     cfg.log_threshold = zklock::log_level::error;
     return zklock::session(ex, std::move(cfg));
@@ -115,6 +114,7 @@ zklock::mutex_options lock_options(const options& o)
 {
     zklock::mutex_options m;
     m.local_handoff_limit = o.local_handoff_limit;
+    m.linger = o.linger;
     return m;
 }
 
@@ -161,8 +161,8 @@ asio::awaitable<void> uncontended(options o, std::size_t n)
     }
     const double secs = seconds(clk::now() - t0);
     std::printf("zklock uncontended cycles=%zu cycles_per_s=%.0f acquire_p50_us=%" PRId64 " acquire_p99_us=%" PRId64
-                " release_p50_us=%" PRId64 "\n",
-                n, static_cast<double>(n) / secs, pct(acq, .5), pct(acq, .99), pct(rel, .5));
+                " release_p50_us=%" PRId64 " linger=%d\n",
+                n, static_cast<double>(n) / secs, pct(acq, .5), pct(acq, .99), pct(rel, .5), o.linger ? 1 : 0);
 }
 
 // --- contended S T K ------------------------------------------------------------------------------
@@ -371,7 +371,7 @@ int main(int argc, char** argv)
         return 0;
     } catch (const usage_error& e) {
         std::fprintf(stderr,
-                     "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] "
+                     "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] "
                      "uncontended N | contended SESSIONS THREADS SECTIONS | waiters W | serve\n",
                      e.what());
         return 2;

@@ -47,6 +47,7 @@ public:
     void on_waiting(const contender* c);
     void on_failed(const contender* c, error_code ec);
     void on_lost(const contender* c, error_code ec);
+    void on_others_waiting(const contender* c);
 
     const std::shared_ptr<session_impl> s;
     const std::string path;
@@ -76,6 +77,7 @@ private:
     bool holder_active_ = false;
     std::uint64_t holder_gen_ = 0;
     std::uint64_t grants_ = 0;  // grants since the current node became the head
+    bool others_waiting_ = false;  // another contender queues behind the node we hold
     error_code lost_reason_;
     std::map<std::uint64_t, handler<>> lost_waiters_;
     std::uint64_t next_lost_waiter_ = 1;
@@ -159,6 +161,7 @@ private:
     {
         q_.reset();  // breaks the queue -> contender -> queue cycle; late answers now only clean up
         pred_watch_ = watch{};
+        kids_watch_ = watch{};
     }
 
     void on_created(std::uint64_t r, error_code ec, const std::string& path, const stat& st)
@@ -234,6 +237,7 @@ private:
     void become_holder()
     {
         phase_ = phase::held;
+        watch_contenders();
         if (czxid_ != 0) {
             watch_own_node();
             q_->on_acquired(this);
@@ -260,6 +264,23 @@ private:
                 if (self->finished() || wec) return;
                 if (ev.type == watch_event_type::deleted) return self->lose(zklock::error::lock_node_deleted);
                 self->watch_own_node();  // data changed: keep watching
+            });
+        });
+    }
+
+    // While held, a child watch on the lock directory says when another contender queues behind us, so
+    // that local hand-offs go on (and an idle node may linger) only while nobody else waits.
+    void watch_contenders()
+    {
+        auto self = shared_from_this();
+        s_->get_children(dir_, &kids_watch_, [self](error_code ec, std::vector<std::string> names, stat) {
+            if (self->finished()) return;
+            if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.watch_contenders(); });
+            if (ec) return;
+            for (const auto& n : names)
+                if (n != self->name_ && parse_sequence(n)) return self->q_->on_others_waiting(self.get());
+            self->kids_watch_.async_wait([self](error_code wec, watch_event) {
+                if (!self->finished() && !wec) self->watch_contenders();
             });
         });
     }
@@ -365,7 +386,7 @@ private:
     bool pred_is_head_ = false;
     bool announce_when_watched_ = false;
     std::uint64_t round_ = 0;  // answers to requests of an earlier round are stale
-    watch pred_watch_, own_watch_;
+    watch pred_watch_, own_watch_, kids_watch_;
 };
 
 // --- lock_queue ---------------------------------------------------------------------------------
@@ -433,7 +454,10 @@ bool lock_queue::holds_node() const { return current_ && current_->held(); }
 void lock_queue::advance()
 {
     if (holder_active_ || waiters_.empty()) return;
-    if (holds_node()) return grant();
+    if (holds_node()) {
+        if (s->state == session_state::connected) grant();  // else once reconnected
+        return;
+    }
     if (!current_) {
         current_ = std::make_shared<contender>(shared_from_this());
         current_->start();
@@ -478,10 +502,15 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
         s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
     const auto lost = std::exchange(lost_reason_, {});
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
-    if (!lost && !waiters_.empty() && holds_node() && grants_ <= opts.local_handoff_limit &&
-        s->state == session_state::connected) {
+    // The bound applies only while another contender waits: alone, the node may serve on.
+    const bool keep = !lost && holds_node() && s->state == session_state::connected;
+    if (keep && !waiters_.empty() && (grants_ <= opts.local_handoff_limit || !others_waiting_)) {
         grant();  // cohort hand-off: the node stays, the next local coroutine holds it
         if (h) s->post_completion(std::move(h), error_code{});
+        return;
+    }
+    if (keep && waiters_.empty() && opts.linger && !others_waiting_) {
+        if (h) s->post_completion(std::move(h), error_code{});  // the node lingers for our next acquire
         return;
     }
     grace_.cancel();
@@ -526,6 +555,7 @@ void lock_queue::on_acquired(const contender* c)
 {
     if (c != current_.get()) return;
     grants_ = 0;
+    others_waiting_ = false;
     if (waiters_.empty()) {
         std::exchange(current_, nullptr)->release({});
         return;
@@ -555,6 +585,14 @@ void lock_queue::on_lost(const contender* c, error_code ec)
     advance();
 }
 
+void lock_queue::on_others_waiting(const contender* c)
+{
+    if (c != current_.get()) return;
+    others_waiting_ = true;
+    // A lingering node (held, but by none of our coroutines) goes at once.
+    if (!holder_active_ && waiters_.empty()) std::exchange(current_, nullptr)->release({});
+}
+
 void lock_queue::report_lost(error_code ec)
 {
     // A definitive reason replaces "uncertain"; otherwise the first reason stands.
@@ -578,6 +616,7 @@ void lock_queue::on_session_state(session_state st)
     if (st == session_state::connected) {
         disconnected_since_.reset();
         grace_.cancel();
+        advance();  // a waiter may have been kept from a lingering node while disconnected
         return;
     }
     // Disconnected: a holder cannot know whether its session will survive. Tell it before the server

@@ -6,6 +6,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 using namespace test;
@@ -224,6 +225,66 @@ BOOST_AUTO_TEST_CASE(local_hand_off_is_bounded_so_other_sessions_get_their_turn)
         const auto waited = (std::find(order.begin(), order.end(), 1) - order.begin()) - asked_at;
         BOOST_TEST(waited <= 8, "the other session waited behind " << waited << " local grants");
     }, 120s);
+}
+
+BOOST_AUTO_TEST_CASE(alone_the_node_serves_every_local_hand_off)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto path = unique_path("alone");
+        std::set<std::string> nodes;
+        int done = 0;
+        for (int c = 0; c < 20; ++c)
+            asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+                mutex m(s, path, {.local_handoff_limit = 2, .acl = zklock::open_acl()});
+                for (int k = 0; k < 5; ++k) {
+                    auto g = co_await m.acquire(30s, use_awaitable);
+                    nodes.insert(g.node());
+                    co_await asio::post(ioc, use_awaitable);
+                    co_await g.release(use_awaitable);
+                }
+                ++done;
+            }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 20; }, 60s));
+        // Nobody else waited, so the bound never forced the node out: one node for all 100 sections.
+        BOOST_TEST(nodes.size() == 1u);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_lingering_node_serves_the_next_acquire_and_yields_to_others)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("linger");
+        mutex mine(ss[0], path, {.local_handoff_limit = 10, .linger = true, .acl = zklock::open_acl()});
+        auto g1 = co_await mine.acquire(5s, use_awaitable);
+        const auto node = g1.node();
+        const auto t1 = g1.token();
+        co_await g1.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path)).size() == 1u);  // it lingers
+        const auto requests = ss[0].stats().requests;
+        auto g2 = co_await mine.acquire(5s, use_awaitable);
+        BOOST_TEST(g2.node() == node);
+        BOOST_TEST((t1 < g2.token()));
+        BOOST_TEST(ss[0].stats().requests == requests);  // no round trip
+        co_await g2.release(use_awaitable);
+
+        // Another process queues: the lingering node goes, and it gets the lock.
+        mutex theirs(ss[1], path);
+        auto [ec, g3] = co_await theirs.acquire(5s, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST((g2.token() < g3.token()));
+        // Ours waits while they hold it.
+        auto [ec4, g4] = co_await mine.acquire(200ms, tuple_awaitable);
+        BOOST_TEST(ec4 == zklock::error::timeout);
+        co_await g3.release(use_awaitable);
+        auto g5 = co_await mine.acquire(5s, use_awaitable);
+        BOOST_TEST(g5.owns_lock());
+    });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

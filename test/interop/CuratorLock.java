@@ -8,9 +8,17 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryNTimes;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
 
 public class CuratorLock {
+    // Writes DIR/name whole or not at all: the test polls for the file and reads it at once.
+    static void publish(Path dir, String name, String text) throws Exception {
+        Path tmp = dir.resolve(name + ".tmp");
+        Files.writeString(tmp, text);
+        Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE);
+    }
+
     public static void main(String[] a) throws Exception {
         CuratorFramework f = CuratorFrameworkFactory.newClient(a[0], 30000, 15000, new RetryNTimes(3, 100));
         f.start();
@@ -19,12 +27,12 @@ public class CuratorLock {
         Path dir = Path.of(a[3]);
         if (a[2].equals("hold")) {
             m.acquire();
-            Files.writeString(dir.resolve("held"), "held");
+            publish(dir, "held", "held");
             while (!Files.exists(dir.resolve("release"))) Thread.sleep(10);
             m.release();
         } else {
             boolean got = m.acquire(500, TimeUnit.MILLISECONDS);
-            Files.writeString(dir.resolve("result"), got ? "acquired" : "busy");
+            publish(dir, "result", got ? "acquired" : "busy");
             if (got) m.release();
         }
         f.close();

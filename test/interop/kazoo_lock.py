@@ -7,12 +7,22 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import LockTimeout
 
 connect, path, mode, out = sys.argv[1:5]
+
+
+def publish(name, text):
+    """Writes DIR/name whole or not at all: the test polls for the file and reads it at once."""
+    tmp = os.path.join(out, name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.rename(tmp, os.path.join(out, name))
+
+
 k = KazooClient(hosts=connect, timeout=30)
 k.start()
 lock = k.Lock(path, extra_lock_patterns=["-lock-"])
 if mode == "hold":
     lock.acquire()
-    open(os.path.join(out, "held"), "w").write("held")
+    publish("held", "held")
     while not os.path.exists(os.path.join(out, "release")):
         time.sleep(0.01)
     lock.release()
@@ -21,7 +31,7 @@ else:
         got = lock.acquire(timeout=0.5)
     except LockTimeout:
         got = False
-    open(os.path.join(out, "result"), "w").write("acquired" if got else "busy")
+    publish("result", "acquired" if got else "busy")
     if got:
         lock.release()
 k.stop()
