@@ -16,8 +16,6 @@ struct mutex_options {
     /// How many times in a row the lock may pass between coroutines of this session, without a round trip,
     /// before its node is released so that other processes get their turn. 0: every hand-off goes through
     /// ZooKeeper (strict FIFO across processes, one node per waiting coroutine's turn).
-    /// The limit applies while another process waits for the lock (the holder watches for that): alone,
-    /// the node serves this session's coroutines for as long as they queue.
     std::size_t local_handoff_limit = 10;
     /// Keep the lock node after the last local release while no other process waits, so that this
     /// session's next acquire costs no round trip (Chubby's lock caching). Other processes see the lock

@@ -269,7 +269,7 @@ private:
     }
 
     // While held, a child watch on the lock directory says when another contender queues behind us, so
-    // that local hand-offs go on (and an idle node may linger) only while nobody else waits.
+    // that an idle node lingers (mutex_options::linger) only while nobody else waits.
     void watch_contenders()
     {
         auto self = shared_from_this();
@@ -502,9 +502,8 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
         s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
     const auto lost = std::exchange(lost_reason_, {});
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
-    // The bound applies only while another contender waits: alone, the node may serve on.
     const bool keep = !lost && holds_node() && s->state == session_state::connected;
-    if (keep && !waiters_.empty() && (grants_ <= opts.local_handoff_limit || !others_waiting_)) {
+    if (keep && !waiters_.empty() && grants_ <= opts.local_handoff_limit) {
         grant();  // cohort hand-off: the node stays, the next local coroutine holds it
         if (h) s->post_completion(std::move(h), error_code{});
         return;

@@ -414,6 +414,14 @@ void session_impl::wait_state(session_state from, handler<session_state> h)
     state_waiters_.push_back({wid, from, std::move(h)});
 }
 
+std::pair<std::int64_t, std::string> session_impl::credentials() const
+{
+    if (!zh_) return {id, {}};
+    const clientid_t* cid = zoo_client_id(zh_);
+    if (!cid || cid->client_id == 0) return {id, {}};
+    return {cid->client_id, std::string(cid->passwd, sizeof cid->passwd)};
+}
+
 std::uint64_t session_impl::subscribe(std::function<void(session_state)> fn)
 {
     auto token = next_listener_++;

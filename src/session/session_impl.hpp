@@ -121,6 +121,10 @@ public:
     void set_data(std::string path, std::string data, int version, handler<stat> h);
     void multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
 
+    /// The server's id and password of this session (empty password before the first connect), for
+    /// testing::kill_session.
+    std::pair<std::int64_t, std::string> credentials() const;
+
     /// For the recipes: `fn` runs (posted, never inside the C client) after every state change.
     std::uint64_t subscribe(std::function<void(session_state)> fn);
     void unsubscribe(std::uint64_t token);

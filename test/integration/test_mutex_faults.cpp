@@ -34,6 +34,7 @@ BOOST_AUTO_TEST_CASE(a_holder_is_told_before_its_expired_session_lets_another_cl
 
         co_await pause(holder_session.negotiated_timeout() + 1s);  // the partition outlasts the session
         srv.thaw();
+        zklock::testing::kill_session(holder_session);  // the expiry itself, without a race at the thaw
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
             co_return holder_session.state() == session_state::expired;
         }, 20s));
@@ -148,7 +149,8 @@ BOOST_AUTO_TEST_CASE(a_create_lost_with_the_connection_after_a_timeout_leaves_no
         co_await other.async_connect(use_awaitable);
         const auto path = unique_path("lost-create");
         mutex m(s, path);
-        co_await (co_await m.acquire(5s, use_awaitable)).release(use_awaitable);  // the lock's parents exist
+        auto first = co_await m.acquire(5s, use_awaitable);  // now the lock's parents exist
+        co_await first.release(use_awaitable);
         // The create goes out to a frozen server; the waiter gives up; the client then loses the
         // connection, so the create's answer is lost, yet the server applies it once it runs again.
         srv.freeze();

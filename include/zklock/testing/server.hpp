@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+namespace zklock {
+class session;
+}
+
 namespace zklock::testing {
 
 struct server_options {
@@ -87,5 +91,11 @@ private:
     struct impl;
     std::unique_ptr<impl> impl_;
 };
+
+/// Ends `s` on the server as an expiry would (Curator's KillSession): connects a second client with the
+/// session's id and password, then closes it. `s` learns that its session expired when it next hears
+/// from the server. Blocks (up to `timeout`) on the calling thread; `s` must have been connected.
+/// Throws std::runtime_error if the server cannot be reached.
+void kill_session(const zklock::session& s, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 }  // namespace zklock::testing

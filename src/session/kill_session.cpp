@@ -1,0 +1,59 @@
+// testing::kill_session: the ZooKeeper FAQ's way to expire a session on purpose. A second client opens
+// the same session (same id and password), which moves it away from the first, then closes it, which
+// ends it on the server. Lives in the session layer because it speaks to the C client directly.
+#include <zklock/session.hpp>
+#include <zklock/testing/server.hpp>
+
+#include "session_impl.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include <poll.h>
+
+namespace zklock::testing {
+namespace {
+
+// Done when the server lets us into the session (we then close it), or says it has expired already.
+void note_outcome(zhandle_t*, int type, int state, const char*, void* ctx)
+{
+    if (type == ZOO_SESSION_EVENT && (state == ZOO_CONNECTED_STATE || state == ZOO_EXPIRED_SESSION_STATE))
+        *static_cast<bool*>(ctx) = true;
+}
+
+}  // namespace
+
+void kill_session(const zklock::session& s, std::chrono::milliseconds timeout)
+{
+    const auto [id, password] = s.impl()->credentials();
+    if (id == 0 || password.size() != sizeof(clientid_t::passwd))
+        throw std::runtime_error("kill_session: the session was never connected");
+    clientid_t cid{};
+    cid.client_id = id;
+    std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
+
+    bool connected = false;
+    zhandle_t* zh = zookeeper_init2(s.config().hosts.c_str(), note_outcome,
+                                    static_cast<int>(s.negotiated_timeout().count()), &cid, &connected, 0,
+                                    [](const char*) {});  // this helper's client logs nothing
+    if (!zh) throw std::runtime_error("kill_session: cannot make a ZooKeeper handle");
+    // Drive the handle ourselves (no event loop here) until the server has answered.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!connected && std::chrono::steady_clock::now() < deadline) {
+        int fd = -1, interest = 0;
+        timeval tv{};
+        zookeeper_interest(zh, &fd, &interest, &tv);
+        pollfd p{fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                                        ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)),
+                 0};
+        const int wait_ms = std::min<int>(100, static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
+        ::poll(&p, fd >= 0 ? 1 : 0, wait_ms);
+        zookeeper_process(zh, ((p.revents & POLLIN) ? ZOOKEEPER_READ : 0) | ((p.revents & POLLOUT) ? ZOOKEEPER_WRITE : 0));
+    }
+    zookeeper_close(zh);  // closing the session ends it on the server
+    if (!connected) throw std::runtime_error("kill_session: no ZooKeeper server answered");
+}
+
+}  // namespace zklock::testing
