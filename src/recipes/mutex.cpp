@@ -19,6 +19,13 @@ namespace zklock::detail {
 
 class contender;
 
+error_code final_error(session_state st)
+{
+    return st == session_state::expired       ? error_code(zklock::error::session_expired)
+           : st == session_state::auth_failed ? error_code(zklock::error::auth_failed)
+                                              : error_code(zklock::error::session_closed);
+}
+
 class lock_queue : public std::enable_shared_from_this<lock_queue> {
 public:
     lock_queue(std::shared_ptr<session_impl> session, std::string lock_path, mutex_options options)
@@ -39,7 +46,10 @@ public:
     void wait_lost(std::uint64_t holder, handler<> h);
     error_code lost(std::uint64_t holder) const
     {
-        return holder_active_ && holder == holder_gen_ ? lost_reason_ : error_code{};
+        if (!holder_active_ || holder != holder_gen_) return {};
+        // The session's end is known the moment its state changes; listeners hear of it a moment later.
+        if (is_final(s->state)) return final_error(s->state);
+        return lost_reason_;
     }
 
     // From the contender (ignored unless it is the current one).
@@ -500,7 +510,8 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
     holder_active_ = false;
     for (auto& [id, lw] : std::exchange(lost_waiters_, {}))
         s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
-    const auto lost = std::exchange(lost_reason_, {});
+    const auto lost = is_final(s->state) ? final_error(s->state) : lost_reason_;
+    lost_reason_ = {};
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
     const bool keep = !lost && holds_node() && s->state == session_state::connected;
     if (keep && !waiters_.empty() && grants_ <= opts.local_handoff_limit) {
@@ -603,9 +614,7 @@ void lock_queue::report_lost(error_code ec)
 void lock_queue::on_session_state(session_state st)
 {
     if (is_final(st)) {
-        const error_code ec = st == session_state::expired       ? error_code(zklock::error::session_expired)
-                              : st == session_state::auth_failed ? error_code(zklock::error::auth_failed)
-                                                                 : error_code(zklock::error::session_closed);
+        const error_code ec = final_error(st);
         grace_.cancel();
         if (holder_active_) report_lost(ec);
         if (auto c = std::exchange(current_, nullptr)) c->abandon();
