@@ -32,7 +32,8 @@ public:
         : s(std::move(session)), path(std::move(lock_path)), opts(std::move(options)), grace_(s->ex)
     {
     }
-    ~lock_queue() { s->unsubscribe(listener_); }
+    // The last mutex and guard of this path are gone: waiters are aborted, the node given up.
+    ~lock_queue();
 
     void subscribe()
     {
@@ -118,7 +119,7 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
 class contender : public std::enable_shared_from_this<contender> {
 public:
     explicit contender(std::shared_ptr<lock_queue> queue)
-        : q_(std::move(queue)), s_(q_->s), prefix_("_c_" + make_uuid() + "-lock-")
+        : q_(queue), s_(queue->s), prefix_("_c_" + make_uuid() + "-lock-"), dir_(queue->path), acl_(queue->opts.acl)
     {
     }
 
@@ -133,9 +134,9 @@ public:
     {
         const auto r = ++round_;
         auto self = shared_from_this();
-        s_->create(op::create{q_->path + "/" + prefix_, "", create_mode::ephemeral_sequential, q_->opts.acl},
+        s_->create(op::create{dir_ + "/" + prefix_, "", create_mode::ephemeral_sequential, acl_},
                    [self, r](error_code ec, std::string path, stat st) { self->on_created(r, ec, path, st); });
-        s_->get_children(q_->path, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
+        s_->get_children(dir_, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
             self->on_listed(r, ec, names);
         });
     }
@@ -166,10 +167,10 @@ public:
 private:
     enum class phase { creating, waiting, held };
 
-    bool finished() const noexcept { return q_ == nullptr; }
+    bool finished() const noexcept { return finished_; }
     void finish()
     {
-        q_.reset();  // breaks the queue -> contender -> queue cycle; late answers now only clean up
+        finished_ = true;  // late answers now only clean up
         pred_watch_ = watch{};
         kids_watch_ = watch{};
     }
@@ -203,7 +204,7 @@ private:
         if (ec) return fail(ec);
         // A create retried by the server (a lagging follower) may have made a second node of ours.
         for (const auto& n : names)
-            if (n != name_ && n.compare(0, prefix_.size(), prefix_) == 0) delete_node(s_, q_->path + "/" + n, {});
+            if (n != name_ && n.compare(0, prefix_.size(), prefix_) == 0) delete_node(s_, dir_ + "/" + n, {});
         auto pos = locate(names, name_);
         if (!pos.found) {
             // Our node is gone (deleted by someone else, before we held it): queue again with a new one.
@@ -213,14 +214,14 @@ private:
         if (pos.ahead == 0) return become_holder();
         phase_ = phase::waiting;
         pred_is_head_ = pos.predecessor_is_head;
-        q_->on_waiting(this);
-        if (!finished()) watch_predecessor(q_->path + "/" + pos.predecessor);
+        if (auto q = q_.lock()) q->on_waiting(this);
+        if (!finished()) watch_predecessor(dir_ + "/" + pos.predecessor);
     }
 
     void relist()
     {
         const auto r = ++round_;
-        s_->get_children(q_->path, nullptr, [self = shared_from_this(), r](error_code ec, std::vector<std::string> names,
+        s_->get_children(dir_, nullptr, [self = shared_from_this(), r](error_code ec, std::vector<std::string> names,
                                                                             stat) { self->on_listed(r, ec, names); });
     }
 
@@ -250,7 +251,7 @@ private:
         watch_contenders();
         if (czxid_ != 0) {
             watch_own_node();
-            q_->on_acquired(this);
+            if (auto q = q_.lock()) q->on_acquired(this);
             return;
         }
         // Found again after a lost create answer: learn the node's czxid (the fencing token) first.
@@ -268,7 +269,8 @@ private:
             if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.watch_own_node(); });
             if (ec) return;  // the session ended: the queue hears it from the session
             if (self->czxid_ == 0) self->czxid_ = st.czxid;
-            if (std::exchange(self->announce_when_watched_, false)) self->q_->on_acquired(self.get());
+            if (std::exchange(self->announce_when_watched_, false))
+                if (auto q = self->q_.lock()) q->on_acquired(self.get());
             if (self->finished()) return;
             self->own_watch_.async_wait([self](error_code wec, watch_event ev) {
                 if (self->finished() || wec) return;
@@ -288,7 +290,10 @@ private:
             if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.watch_contenders(); });
             if (ec) return;
             for (const auto& n : names)
-                if (n != self->name_ && parse_sequence(n)) return self->q_->on_others_waiting(self.get());
+                if (n != self->name_ && parse_sequence(n)) {
+                    if (auto q = self->q_.lock()) q->on_others_waiting(self.get());
+                    return;
+                }
             self->kids_watch_.async_wait([self](error_code wec, watch_event) {
                 if (!self->finished() && !wec) self->watch_contenders();
             });
@@ -297,12 +302,12 @@ private:
 
     void lose(error_code why)
     {
-        if (auto q = q_) q->on_lost(this, why);
+        if (auto q = q_.lock(); q && !finished_) q->on_lost(this, why);
     }
 
     void fail(error_code ec)
     {
-        auto q = q_;
+        auto q = q_.lock();
         abandon();
         if (q) q->on_failed(this, ec);
     }
@@ -311,7 +316,7 @@ private:
     // once empty), all pipelined, then try again.
     void make_parents()
     {
-        const auto& dir = q_->path;
+        const auto& dir = dir_;
         std::size_t pos = 0;
         std::shared_ptr<contender> self = shared_from_this();
         const auto r = ++round_;
@@ -326,7 +331,7 @@ private:
                 if (ec) return self->fail(ec);
                 self->start();
             };
-            s_->create(op::create{std::move(part), "", create_mode::container, q_->opts.acl}, std::move(on_done));
+            s_->create(op::create{std::move(part), "", create_mode::container, acl_}, std::move(on_done));
             if (last) break;
         }
     }
@@ -336,7 +341,7 @@ private:
     {
         const auto r = ++round_;
         auto self = shared_from_this();
-        s_->get_children(q_->path, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
+        s_->get_children(dir_, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
             if (self->finished()) {  // the waiter left meanwhile: delete what we find
                 if (is_retryable(ec)) return self->after_reconnect([](contender&) {});
                 return self->delete_ours(names);
@@ -347,7 +352,7 @@ private:
             if (ec) return self->fail(ec);
             for (const auto& n : names) {
                 if (n.compare(0, self->prefix_.size(), self->prefix_) != 0) continue;
-                self->node_ = self->q_->path + "/" + n;
+                self->node_ = self->dir_ + "/" + n;
                 self->name_ = n;
                 return self->relist();
             }
@@ -359,7 +364,7 @@ private:
     void after_reconnect(Fn fn)
     {
         auto self = shared_from_this();
-        if (q_) q_->on_waiting(this);  // not obtainable at once: one-look waiters give up
+        if (auto q = q_.lock(); q && !finished_) q->on_waiting(this);  // one-look waiters give up
         s_->wait_state(session_state::connecting, [self, fn](error_code, session_state st) {
             if (self->finished()) {
                 // Still find and delete a node whose create's answer was lost.
@@ -386,10 +391,13 @@ private:
             if (n.compare(0, prefix_.size(), prefix_) == 0) delete_node(s_, dir_ + "/" + n, {});
     }
 
-    std::shared_ptr<lock_queue> q_;  // null once finished
+    // Weak: the queue lives as long as a mutex or a guard of it does; its end abandons this contender.
+    std::weak_ptr<lock_queue> q_;
+    bool finished_ = false;
     std::shared_ptr<session_impl> s_;
     std::string prefix_;
-    std::string dir_ = q_->path;
+    std::string dir_;
+    zklock::acl acl_;
     std::string node_, name_;
     std::int64_t czxid_ = 0;
     phase phase_ = phase::creating;
@@ -400,6 +408,15 @@ private:
 };
 
 // --- lock_queue ---------------------------------------------------------------------------------
+lock_queue::~lock_queue()
+{
+    s->unsubscribe(listener_);
+    grace_.cancel();
+    if (current_) current_->abandon();
+    fail_all(asio::error::operation_aborted);
+    for (auto& [id, lw] : lost_waiters_) s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
+}
+
 void lock_queue::acquire(deadline d, handler<guard> h)
 {
     error_code ec;

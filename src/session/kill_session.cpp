@@ -35,6 +35,7 @@ void kill_session(const zklock::session& s, std::chrono::milliseconds timeout)
     std::memcpy(cid.passwd, password.data(), sizeof cid.passwd);
 
     bool connected = false;
+    std::lock_guard<std::mutex> lock(detail::c_client_mutex());
     zhandle_t* zh = zookeeper_init2(s.config().hosts.c_str(), note_outcome,
                                     static_cast<int>(s.negotiated_timeout().count()), &cid, &connected, 0,
                                     [](const char*) {});  // this helper's client logs nothing

@@ -17,6 +17,13 @@
 #include <unistd.h>
 
 namespace zklock::detail {
+
+std::mutex& c_client_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
 namespace {
 
 // --- Logging ------------------------------------------------------------------------------------
@@ -30,6 +37,14 @@ struct log_scope {
     ~log_scope() { current_log = saved; }
     log_scope(const log_scope&) = delete;
     log_scope& operator=(const log_scope&) = delete;
+};
+
+// The single-threaded C client keeps process-wide state without locks (its request-id counter, shared
+// by every handle): every call into it, from an event loop or from the thread that closes a handle, holds
+// this mutex. (zookeeper_init, which resolves names, runs without it: it touches no such state.)
+struct c_call : log_scope {
+    std::lock_guard<std::mutex> lock;
+    explicit c_call(const log_target* t) : log_scope(t), lock(c_client_mutex()) {}
 };
 
 void on_c_log(const char* message)
@@ -187,7 +202,7 @@ void off_loop(Fn fn)
 
 void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
 {
-    log_scope scope(lg.get());
+    c_call scope(lg.get());
     zookeeper_close(zh);  // may wait seconds for the server: never on the event loop
 }
 
@@ -277,7 +292,7 @@ void session_impl::on_handle_created(_zhandle* zh, int err)
     // when the handle was made (off the loop). Name changes need a new session.
     zoo_set_servers_resolution_delay(zh_, -1);
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         for (const auto& c : cfg.credentials)
             zoo_add_auth(zh_, c.scheme.c_str(), c.secret.data(), static_cast<int>(c.secret.size()), nullptr, nullptr);
     }
@@ -447,7 +462,7 @@ void session_impl::pump()
     timeval tv{};
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zookeeper_interest(zh_, &fd, &interest, &tv);
     }
     if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
@@ -486,7 +501,7 @@ void session_impl::process(int events)
     if (!zh_ || is_final(state)) return;
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zookeeper_process(zh_, events);
     }
     // zookeeper_process also says ZINVALIDSTATE when it merely has no socket (between connection
@@ -593,7 +608,7 @@ void session_impl::create(op::create c, handler<std::string, stat> h)
     c_acl a(c.acl);
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_acreate2(zh_, c.path.c_str(), c.data.data(), static_cast<int>(c.data.size()), &a.vec,
                           to_zk_mode(c.mode),
                           [](int rc2, const char* value, const struct Stat* st, const void* data) {
@@ -618,7 +633,7 @@ void session_impl::remove(std::string path, int version, handler<> h)
     r->h = std::move(h);
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_adelete(zh_, path.c_str(), version,
                          [](int rc2, const void* data) { take<request<>>(data)->complete(zk_error(rc2)); }, r);
     }
@@ -665,7 +680,7 @@ void session_impl::exists(std::string path, watch* w, handler<std::optional<stat
     r->watch = prepare_watch(w, path, ZWATCHTYPE_DATA);
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_awexists(
             zh_, path.c_str(), r->watch ? node_watcher : nullptr,
             r->watch ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(r->watch->id)) : nullptr,
@@ -696,7 +711,7 @@ void session_impl::get_data(std::string path, watch* w, handler<std::string, sta
     r->watch = prepare_watch(w, path, ZWATCHTYPE_DATA);
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_awget(
             zh_, path.c_str(), r->watch ? node_watcher : nullptr,
             r->watch ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(r->watch->id)) : nullptr,
@@ -728,7 +743,7 @@ void session_impl::get_children(std::string path, watch* w, handler<std::vector<
     r->watch = prepare_watch(w, path, ZWATCHTYPE_CHILD);
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_awget_children2(
             zh_, path.c_str(), r->watch ? node_watcher : nullptr,
             r->watch ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(r->watch->id)) : nullptr,
@@ -761,7 +776,7 @@ void session_impl::set_data(std::string path, std::string data, int version, han
     r->h = std::move(h);
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
                       [](int rc2, const struct Stat* st, const void* d) {
                           take<req_t>(d)->complete(zk_error(rc2), to_stat(st));
@@ -834,7 +849,7 @@ void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_re
     }
     int rc;
     {
-        log_scope scope(log.get());
+        c_call scope(log.get());
         rc = zoo_amulti(zh_, static_cast<int>(n), r->ops.data(), r->results.data(),
                         [](int rc2, const void* d) {
                             auto req = take<req_t>(d);
@@ -900,7 +915,7 @@ void session_impl::drop_watch(const std::shared_ptr<watch_state>& w)
     // server: asked to (local = 0), it sends a checkWatches request and then forgets the watch locally,
     // so the server keeps the one-shot watch until the node changes or the session ends. It is then
     // delivered to an id we no longer know, and ignored.
-    log_scope scope(log.get());
+    c_call scope(log.get());
     zoo_aremove_watches(zh_, w->path.c_str(), static_cast<ZooWatcherType>(w->kind), node_watcher,
                         reinterpret_cast<void*>(static_cast<std::uintptr_t>(w->id)), 1, nullptr, nullptr);
 }

@@ -216,6 +216,9 @@ void complete_without_session(handler<Args...> h, error_code ec, Args... args)
     asio::post(asio::system_executor(), asio::append(std::move(h), ec, std::move(args)...));
 }
 
+/// Held around every call into the C client (see session.cpp).
+std::mutex& c_client_mutex();
+
 /// Validates a znode path the way the server would, so a bad path fails fast and clearly.
 bool valid_path(std::string_view path, bool allow_sequential_suffix = false) noexcept;
 

@@ -456,7 +456,29 @@ void server::start() {
 }
 bool server::running() const { return impl_->zk->members[0].alive(); }
 void server::freeze() {
-    if (impl_->zk->members[0].alive()) ::kill(impl_->zk->members[0].pid, SIGSTOP);
+    auto& m = impl_->zk->members[0];
+    if (!m.alive()) return;
+    ::kill(m.pid, SIGSTOP);
+    // SIGSTOP takes effect asynchronously: wait until the kernel reports every thread stopped, so that
+    // no request sent after freeze() returns is served.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const fs::path tasks = fs::path("/proc") / std::to_string(m.pid) / "task";
+    while (std::chrono::steady_clock::now() < deadline) {
+        bool all_stopped = true;
+        std::error_code ec;
+        for (const auto& t : fs::directory_iterator(tasks, ec)) {
+            std::ifstream stat_file(t.path() / "stat");
+            std::string line;
+            std::getline(stat_file, line);
+            const auto close = line.rfind(')');  // the state follows the parenthesised command name
+            if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
+                all_stopped = false;
+                break;
+            }
+        }
+        if (all_stopped) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling interval within the deadline
+    }
 }
 void server::thaw() {
     if (impl_->zk->members[0].alive()) ::kill(impl_->zk->members[0].pid, SIGCONT);

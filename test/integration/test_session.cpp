@@ -355,6 +355,31 @@ BOOST_AUTO_TEST_CASE(digest_credentials_and_acls)
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_chroot_in_the_host_string_roots_every_path)
+{
+    asio::io_context ioc;
+    session plain(ioc, config_for(shared_server().connect_string()));
+    const auto root = unique_path("chroot");
+    session rooted(ioc, config_for(shared_server().connect_string() + root));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(plain);
+        co_await make_parent(plain, root);  // ZooKeeper does not make the chroot itself
+        co_await connect(rooted);
+        BOOST_TEST(rooted.hosts() == shared_server().connect_string());
+        auto [ec, created, st] = co_await rooted.async_create("/inside", "x", create_mode::persistent, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST(created == "/inside");
+        auto [ec2, data, st2] = co_await plain.async_get_data(root + "/inside", tuple_awaitable);
+        BOOST_TEST(data == "x");
+        // A lock under the chroot is the same lock as the full path outside it.
+        zklock::mutex inner(rooted, "/lock"), outer(plain, root + "/lock");
+        auto g = co_await inner.acquire(5s, use_awaitable);
+        auto [ec3, g2] = co_await outer.acquire(200ms, tuple_awaitable);
+        BOOST_TEST(ec3 == zklock::error::timeout);
+        BOOST_TEST(g.node().rfind("/lock/", 0) == 0u);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(logs_go_to_the_chosen_sink)
 {
     asio::io_context ioc;
