@@ -119,7 +119,8 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
 class contender : public std::enable_shared_from_this<contender> {
 public:
     explicit contender(std::shared_ptr<lock_queue> queue)
-        : q_(queue), s_(queue->s), prefix_("_c_" + make_uuid() + "-lock-"), dir_(queue->path), acl_(queue->opts.acl)
+        : q_(queue), s_(queue->s), prefix_("_c_" + make_uuid() + "-lock-"), dir_(queue->path), acl_(queue->opts.acl),
+          linger_(queue->opts.linger)
     {
     }
 
@@ -248,7 +249,7 @@ private:
     void become_holder()
     {
         phase_ = phase::held;
-        watch_contenders();
+        if (linger_) watch_contenders();
         if (czxid_ != 0) {
             watch_own_node();
             if (auto q = q_.lock()) q->on_acquired(this);
@@ -398,6 +399,7 @@ private:
     std::string prefix_;
     std::string dir_;
     zklock::acl acl_;
+    bool linger_;
     std::string node_, name_;
     std::int64_t czxid_ = 0;
     phase phase_ = phase::creating;
