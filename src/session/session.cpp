@@ -8,6 +8,8 @@
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
+#include <atomic>
+#include <list>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -192,12 +194,57 @@ void session_watcher(zhandle_t* zh, int type, int state, const char*, void*)
     if (s) s->on_session_event(state);
 }
 
-/// Runs `fn` on a short-lived helper thread: zookeeper_init resolves names and zookeeper_close waits for
-/// the server, and neither may block the event loop. `fn` reaches the session only through a helper_link.
+/// The helper threads that open and close handles. They are short-lived, but a close can wait seconds for
+/// a silent server: the process joins whatever is left when it exits, so that no helper still runs while
+/// static objects are being destroyed.
+class helper_threads {
+public:
+    static helper_threads& instance()
+    {
+        static helper_threads h;
+        return h;
+    }
+    template <class Fn>
+    void start(Fn fn)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        // Join the ones that finished, so the list stays short.
+        for (auto it = threads_.begin(); it != threads_.end();) {
+            if (it->done->load()) {
+                it->thread.join();
+                it = threads_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        threads_.push_back({std::thread([fn = std::move(fn), done]() mutable {
+                                fn();
+                                done->store(true);
+                            }),
+                            done});
+    }
+    ~helper_threads()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& t : threads_) t.thread.join();
+    }
+
+private:
+    struct entry {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::mutex mu_;
+    std::list<entry> threads_;
+};
+
+/// Runs `fn` on a helper thread: zookeeper_init resolves names and zookeeper_close waits for the server,
+/// and neither may block the event loop. `fn` reaches the session only through a helper_link.
 template <class Fn>
 void off_loop(Fn fn)
 {
-    std::thread(std::move(fn)).detach();
+    helper_threads::instance().start(std::move(fn));
 }
 
 void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
