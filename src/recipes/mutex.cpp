@@ -321,7 +321,8 @@ private:
         std::size_t pos = 0;
         std::shared_ptr<contender> self = shared_from_this();
         const auto r = ++round_;
-        while ((pos = dir.find('/', pos + 1)) != std::string::npos || pos == std::string::npos) {
+        for (;;) {  // each ancestor, then the directory itself
+            pos = dir.find('/', pos + 1);
             const bool last = pos == std::string::npos;
             std::string part = last ? dir : dir.substr(0, pos);
             auto on_done = [self, r, last](error_code ec, std::string, stat) {
@@ -421,12 +422,7 @@ lock_queue::~lock_queue()
 
 void lock_queue::acquire(deadline d, handler<guard> h)
 {
-    error_code ec;
-    if (path == "/" || !valid_path(path)) ec = zklock::error::invalid_path;
-    else if (s->state == session_state::idle) ec = zklock::error::not_connected;
-    else if (s->state == session_state::expired) ec = zklock::error::session_expired;
-    else if (s->state == session_state::auth_failed) ec = zklock::error::auth_failed;
-    else if (s->state == session_state::closed) ec = zklock::error::session_closed;
+    error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path);
     const bool one_look = d && *d <= std::chrono::steady_clock::now();
     // One look: only a lock nobody here holds or waits for, on a connected session, can be had at once.
     if (!ec && one_look &&

@@ -2,8 +2,6 @@
 // The only translation units that include <zookeeper/zookeeper.h> live in src/session/.
 #include "session_impl.hpp"
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 
 #include <zookeeper/zookeeper.h>
 
@@ -266,15 +264,21 @@ session_impl::session_impl(executor_type e, session_config c)
 
 session_impl::~session_impl() { link_->detach(); }
 
-bool session_impl::usable(error_code& ec) const
+error_code session_impl::refusal() const
 {
     switch (state) {
-    case session_state::idle: ec = zklock::error::not_connected; return false;
-    case session_state::expired: ec = zklock::error::session_expired; return false;
-    case session_state::auth_failed: ec = zklock::error::auth_failed; return false;
-    case session_state::closed: ec = zklock::error::session_closed; return false;
-    default: return zh_ != nullptr || (ec = zklock::error::not_connected, false);
+    case session_state::idle: return zklock::error::not_connected;
+    case session_state::expired: return zklock::error::session_expired;
+    case session_state::auth_failed: return zklock::error::auth_failed;
+    case session_state::closed: return zklock::error::session_closed;
+    default: return zh_ ? error_code{} : error_code(zklock::error::not_connected);
     }
+}
+
+error_code session_impl::refusal(std::string_view path, bool sequential) const
+{
+    if (auto ec = refusal()) return ec;
+    return valid_path(path, sequential) ? error_code{} : error_code(zklock::error::invalid_path);
 }
 
 void session_impl::connect(handler<> h)
@@ -632,7 +636,7 @@ bool session_impl::submit(Request* r, int rc)
         error_code ec = zk_error(rc);
         // The handle learnt of its end before our state did (the session event is still on its way):
         // report the end itself, not the C client's "invalid state".
-        if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) usable(ec);
+        if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) ec = refusal();
         owned->fail(ec);
         return false;
     }
@@ -644,8 +648,7 @@ bool session_impl::submit(Request* r, int rc)
 
 void session_impl::create(op::create c, handler<std::string, stat> h)
 {
-    error_code ec;
-    if (!usable(ec) || (!valid_path(c.path, is_sequential(c.mode)) && (ec = zklock::error::invalid_path, true))) {
+    if (auto ec = refusal(c.path, is_sequential(c.mode))) {
         post_completion(std::move(h), ec, std::string{}, stat{});
         return;
     }
@@ -670,8 +673,7 @@ void session_impl::create(op::create c, handler<std::string, stat> h)
 
 void session_impl::remove(std::string path, int version, handler<> h)
 {
-    error_code ec;
-    if (!usable(ec) || (!valid_path(path) && (ec = zklock::error::invalid_path, true))) {
+    if (auto ec = refusal(path)) {
         post_completion(std::move(h), ec);
         return;
     }
@@ -715,8 +717,7 @@ void session_impl::settle_watch(const std::shared_ptr<watch_state>& w, bool arme
 
 void session_impl::exists(std::string path, watch* w, handler<std::optional<stat>> h)
 {
-    error_code ec;
-    if (!usable(ec) || (!valid_path(path) && (ec = zklock::error::invalid_path, true))) {
+    if (auto ec = refusal(path)) {
         post_completion(std::move(h), ec, std::optional<stat>{});
         return;
     }
@@ -746,8 +747,7 @@ void session_impl::exists(std::string path, watch* w, handler<std::optional<stat
 
 void session_impl::get_data(std::string path, watch* w, handler<std::string, stat> h)
 {
-    error_code ec;
-    if (!usable(ec) || (!valid_path(path) && (ec = zklock::error::invalid_path, true))) {
+    if (auto ec = refusal(path)) {
         post_completion(std::move(h), ec, std::string{}, stat{});
         return;
     }
@@ -778,8 +778,7 @@ void session_impl::get_data(std::string path, watch* w, handler<std::string, sta
 
 void session_impl::get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h)
 {
-    error_code ec;
-    if (!usable(ec) || (!valid_path(path) && (ec = zklock::error::invalid_path, true))) {
+    if (auto ec = refusal(path)) {
         post_completion(std::move(h), ec, std::vector<std::string>{}, stat{});
         return;
     }
@@ -812,8 +811,7 @@ void session_impl::get_children(std::string path, watch* w, handler<std::vector<
 
 void session_impl::set_data(std::string path, std::string data, int version, handler<stat> h)
 {
-    error_code ec;
-    if (!usable(ec) || (!valid_path(path) && (ec = zklock::error::invalid_path, true))) {
+    if (auto ec = refusal(path)) {
         post_completion(std::move(h), ec, stat{});
         return;
     }
@@ -835,15 +833,14 @@ void session_impl::set_data(std::string path, std::string data, int version, han
 
 void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
 {
-    error_code ec;
-    usable(ec);
+    error_code ec = refusal();
     for (const auto& o : ops) {
         if (ec) break;
         std::visit(
             [&](const auto& x) {
                 bool seq = false;
                 if constexpr (std::is_same_v<std::decay_t<decltype(x)>, op::create>) seq = is_sequential(x.mode);
-                if (!valid_path(x.path, seq)) ec = zklock::error::invalid_path;
+                ec = refusal(x.path, seq);
             },
             o);
     }

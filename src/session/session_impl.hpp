@@ -111,6 +111,11 @@ public:
     void wait_state(session_state from, handler<session_state> h);
     void close(error_code why = zklock::error::session_closed);
     void close_and_wait(handler<> h);
+    /// Why the session cannot take a request now (empty if it can); with a path, also whether the
+    /// server would accept that path.
+    error_code refusal() const;
+    error_code refusal(std::string_view path, bool sequential = false) const;
+
     /// The public handle is gone: helper threads must not post to the executor any more.
     void detach_helpers() { link_->detach(); }
     void create(op::create request, handler<std::string, stat> h);
@@ -157,7 +162,6 @@ private:
     void close_socket();
     void set_state(session_state s);
     void enter_final(session_state s, error_code why);
-    bool usable(error_code& ec) const;
     void track(request_base* r);
     /// Prepares `w` for a read that may arm it; returns the watcher context (0: no watch).
     std::shared_ptr<watch_state> prepare_watch(watch* w, const std::string& path, int kind);
