@@ -373,8 +373,8 @@ asio::awaitable<int> run(const options& o)
                 auto [sec, sig] = std::get<1>(r);
                 if (!sec) ::kill(pid, sig);
             } else if (r.index() == 2) {
-                auto [why] = std::get<2>(r);
-                if (why && why != asio::error::operation_aborted) {
+                auto [wec, why] = std::get<2>(r);
+                if (!wec) {  // success means lost; an error means released or cancelled
                     lost = why;
                     std::cerr << "zklock: lock " << o.path << " lost while COMMAND ran (" << why.message()
                               << "); sending SIGTERM to " << o.command[0] << " (pid " << pid << ")\n";

@@ -31,10 +31,16 @@ struct session_config {
     std::chrono::milliseconds session_timeout{10'000};
     /// async_connect gives up after this long with error::connect_timeout.
     std::chrono::milliseconds connect_timeout{10'000};
-    /// A lock holder whose session is disconnected this long learns ownership_uncertain.
-    /// Unset: a sixth of the negotiated session timeout T. The client notices a silent server at most 2/3 T
-    /// after it last heard from it, so the holder is told by 5/6 T, before the server can expire the
-    /// session (at T) and let another client in; a reconnect within the grace is no alarm.
+    /// A lock holder learns `error::ownership_uncertain` when no request sent within this long has been
+    /// answered: the clock counts from the *send* time of the newest request the server answered (the
+    /// server touched the session after that), connected or not. Unset: half the negotiated session
+    /// timeout T. While a lock is held or awaited, the session sends a cheap request whenever nothing has
+    /// been answered for T/6, so a healthy holder's clock never runs out. In an ensemble the leader
+    /// expires sessions and hears of a follower's touches only when it pings that follower, so it may
+    /// count from a touch up to T/6 plus that delay older than ours: it cannot expire the session before
+    /// about 5/6 T less the forwarding delay (at most one tick, and a tick is at most T/2... see
+    /// docs/DESIGN.md, "Loss timing"), and the holder is told at T/2. Like ZooKeeper's own sessions this
+    /// assumes clocks that run at about the same rate; fencing tokens need no such assumption.
     std::optional<std::chrono::milliseconds> loss_grace{};
     /// Added with zoo_add_auth right after the handle is created.
     std::vector<credential> credentials{};

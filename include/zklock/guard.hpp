@@ -19,8 +19,8 @@ class lock_queue;
 void async_release(std::shared_ptr<lock_queue>, std::uint64_t holder,
                    handler<>);
 void async_wait_lost(std::shared_ptr<lock_queue>, std::uint64_t holder,
-                     handler<>);
-void release_detached(const std::shared_ptr<lock_queue>&, std::uint64_t holder) noexcept;
+                     handler<boost::system::error_code>);
+void release_detached(std::shared_ptr<lock_queue>, std::uint64_t holder) noexcept;
 boost::system::error_code lost_reason(const std::shared_ptr<lock_queue>&, std::uint64_t holder) noexcept;
 }  // namespace detail
 
@@ -29,7 +29,13 @@ boost::system::error_code lost_reason(const std::shared_ptr<lock_queue>&, std::u
  *
  * Destroying a guard that still holds releases the lock in the background. `release()` does the same and
  * completes once ZooKeeper has confirmed it (or at once, when the lock passes to another coroutine of the
- * same session). Use a guard on its session's executor.
+ * same session).
+ *
+ * @par Thread safety
+ * `release()`, `async_wait_lost()` and the destructor may be called from any thread or strand, and their
+ * operations may be cancelled from the thread that owns the cancellation signal: they hop onto the
+ * session's executor, and their completions run on the handler's own executor. `node()` and `token()`
+ * are plain values. `lost()` reads the session's state: call it on the session's executor.
  */
 class guard {
 public:
@@ -65,20 +71,31 @@ public:
 
     /// Empty while the lock is held; otherwise why it was lost (`error::session_expired`,
     /// `error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_closed`).
+    /// On the session's executor only (async_wait_lost is the way from elsewhere).
     boost::system::error_code lost() const noexcept
     {
         return queue_ ? detail::lost_reason(queue_, holder_) : boost::system::error_code{};
     }
 
     /**
-     * Completes when the lock is lost, with the reason, so a critical section can be cut short:
-     * `co_await (work() || g.async_wait_lost(asio::use_awaitable))`. Completes with `operation_aborted`
-     * when the guard is released first, or when the operation is cancelled. Signature `void(error_code)`.
+     * Completes *successfully* when the lock is lost, with the reason as its result, so that Asio's `||`
+     * (which waits for the first success and then cancels the rest) cuts a critical section short:
+     *
+     *     auto r = co_await (work() || g.async_wait_lost(asio::use_awaitable));
+     *     if (r.index() == 1) { ... }   // lost; std::get<1>(r) says why, and work() was cancelled
+     *
+     * An error means "not lost": `operation_aborted` when the guard was released first or the operation
+     * was cancelled, `error::not_held` on an empty guard. A loss already known completes at once.
+     * Signature `void(error_code, error_code reason)`.
+     *
+     * Executor: the completion runs on the handler's associated executor. Cancellation: any type.
+     * Thread safety: may be initiated and cancelled from any thread (see the class).
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_wait_lost(CompletionToken&& token = {})
     {
-        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+        return boost::asio::async_initiate<CompletionToken,
+                                           void(boost::system::error_code, boost::system::error_code)>(
             [](auto h, std::shared_ptr<detail::lock_queue> q, std::uint64_t holder) {
                 detail::async_wait_lost(std::move(q), holder, std::move(h));
             },

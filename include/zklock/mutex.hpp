@@ -31,6 +31,8 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&,
                                            const mutex_options&);
 using deadline = std::optional<std::chrono::steady_clock::time_point>;
 void async_acquire(std::shared_ptr<lock_queue>, deadline, handler<guard>);
+/// Drops a reference on the session's executor, so that the last one is never dropped elsewhere.
+void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
 const std::string& lock_path(const lock_queue&) noexcept;
 
 template <class T>
@@ -60,13 +62,33 @@ struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
  * `error::timeout` when the deadline passed first (it covers the whole acquire, reconnects included),
  * `error::session_expired`, `error::session_closed`, `error::invalid_path`, ZooKeeper's codes
  * (`zk_errc::no_auth` when the path's ACL refuses us).
+ *
+ * @par Executor and thread safety
+ * Make a mutex on its session's executor. `acquire` may be initiated from any thread or strand, and
+ * cancelled from the thread that owns the cancellation signal (e.g. a connection's strand with `||`): it
+ * hops onto the session's executor, and completes on the handler's associated executor. A mutex may be
+ * destroyed on any thread.
+ *
+ * @par Lifetimes
+ * Keep a mutex (or another of the same session and path) while its acquires are pending: when the last
+ * one and the last guard of a path go, pending acquires complete with `operation_aborted`.
  */
 class mutex {
 public:
+    /// Make it on the session's executor (it looks up the session's state for this path).
     mutex(session& s, std::string path, mutex_options options = {})
         : queue_(detail::lock_queue_for(s.impl(), path, options))
     {
     }
+    mutex(const mutex&) = default;
+    mutex(mutex&&) noexcept = default;
+    mutex& operator=(mutex other) noexcept
+    {
+        std::swap(queue_, other.queue_);
+        return *this;
+    }
+    /// May run on any thread: the shared state is let go on the session's executor.
+    ~mutex() { detail::drop_on_executor(std::move(queue_)); }
 
     const std::string& path() const noexcept { return detail::lock_path(*queue_); }
 

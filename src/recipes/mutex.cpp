@@ -12,6 +12,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include <atomic>
 #include <map>
 #include <optional>
 
@@ -42,9 +43,15 @@ public:
         });
     }
 
-    void acquire(deadline d, handler<guard> h);
+    /// Ids of waiters and of loss listeners, taken on the caller's thread (their cancellation slots are
+    /// bound there, before the hop onto the session's executor).
+    std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+
+    void acquire(std::uint64_t id, deadline d, handler<guard> h);
     void release(std::uint64_t holder, handler<> h);
-    void wait_lost(std::uint64_t holder, handler<> h);
+    void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h);
+    void finish_waiter(std::uint64_t id, error_code ec);
+    void finish_lost_waiter(std::uint64_t id);
     error_code lost(std::uint64_t holder) const
     {
         if (!holder_active_ || holder != holder_gen_) return {};
@@ -73,27 +80,26 @@ private:
 
     void advance();
     void grant();
-    void finish_waiter(std::uint64_t id, error_code ec);
     void fail_all(error_code ec);
     void maybe_abandon();
     void on_session_state(session_state st);
     void report_lost(error_code ec);
-    void start_grace_clock();
+    void arm_loss_clock();
     void fail_one_looks();
     bool holds_node() const;
+    /// The contender goes; the session's keepalive is no longer needed for it.
+    std::shared_ptr<contender> drop_contender();
 
     std::map<std::uint64_t, waiter> waiters_;  // ids increase, so begin() is the longest waiting
-    std::uint64_t next_waiter_ = 1;
+    std::atomic<std::uint64_t> next_id_{1};
     std::shared_ptr<contender> current_;
     bool holder_active_ = false;
     std::uint64_t holder_gen_ = 0;
     std::uint64_t grants_ = 0;  // grants since the current node became the head
     bool others_waiting_ = false;  // another contender queues behind the node we hold
     error_code lost_reason_;
-    std::map<std::uint64_t, handler<>> lost_waiters_;
-    std::uint64_t next_lost_waiter_ = 1;
-    asio::steady_timer grace_;
-    std::optional<std::chrono::steady_clock::time_point> disconnected_since_;
+    std::map<std::uint64_t, handler<error_code>> lost_waiters_;
+    asio::steady_timer grace_;  // the loss clock: ownership uncertain without a fresh answer
     std::uint64_t listener_ = 0;
 };
 
@@ -134,6 +140,7 @@ public:
     void start()
     {
         const auto r = ++round_;
+        czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
         auto self = shared_from_this();
         s_->create(op::create{dir_ + "/" + prefix_, "", create_mode::ephemeral_sequential, acl_},
                    [self, r](error_code ec, std::string path, stat st) { self->on_created(r, ec, path, st); });
@@ -415,12 +422,19 @@ lock_queue::~lock_queue()
 {
     s->unsubscribe(listener_);
     grace_.cancel();
-    if (current_) current_->abandon();
+    if (auto c = drop_contender()) c->abandon();
     fail_all(asio::error::operation_aborted);
-    for (auto& [id, lw] : lost_waiters_) s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
+    for (auto& [id, lw] : lost_waiters_)
+        s->post_completion(std::move(lw), error_code(asio::error::operation_aborted), error_code{});
 }
 
-void lock_queue::acquire(deadline d, handler<guard> h)
+std::shared_ptr<contender> lock_queue::drop_contender()
+{
+    if (current_) s->release_keepalive();
+    return std::exchange(current_, nullptr);
+}
+
+void lock_queue::acquire(std::uint64_t id, deadline d, handler<guard> h)
 {
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path);
     const bool one_look = d && *d <= std::chrono::steady_clock::now();
@@ -433,7 +447,6 @@ void lock_queue::acquire(deadline d, handler<guard> h)
         s->post_completion(std::move(h), ec, guard{});
         return;
     }
-    const auto id = next_waiter_++;
     auto& w = waiters_[id];
     w.h = std::move(h);
     w.one_look = one_look;
@@ -443,10 +456,6 @@ void lock_queue::acquire(deadline d, handler<guard> h)
             if (auto self = q.lock(); self && !tec) self->finish_waiter(id, zklock::error::timeout);
         });
     }
-    if (auto slot = asio::get_associated_cancellation_slot(w.h); slot.is_connected())
-        slot.assign([q = weak_from_this(), id](asio::cancellation_type) {
-            if (auto self = q.lock()) self->finish_waiter(id, asio::error::operation_aborted);
-        });
     advance();
 }
 
@@ -469,9 +478,14 @@ void lock_queue::fail_all(error_code ec)
     }
 }
 
+// Nobody here wants the lock any more: give up the node, whether it is still queued or already ours (a
+// node that became the head while the session was disconnected is held by nobody; keeping it would block
+// every other process). A lingering node stays: it goes when another process queues.
 void lock_queue::maybe_abandon()
 {
-    if (waiters_.empty() && !holder_active_ && current_ && !current_->held()) std::exchange(current_, nullptr)->abandon();
+    if (!waiters_.empty() || holder_active_ || !current_) return;
+    if (!current_->held()) return drop_contender()->abandon();
+    if (!opts.linger) drop_contender()->release({});
 }
 
 bool lock_queue::holds_node() const { return current_ && current_->held(); }
@@ -485,6 +499,7 @@ void lock_queue::advance()
     }
     if (!current_) {
         current_ = std::make_shared<contender>(shared_from_this());
+        s->retain_keepalive();
         current_->start();
     }
 }
@@ -501,7 +516,7 @@ void lock_queue::grant()
     s->post_completion(std::move(w.h), error_code{},
                        guard(shared_from_this(), holder_gen_, current_->node(), token));
     fail_one_looks();  // the lock is taken now
-    if (disconnected_since_) start_grace_clock();  // granted while disconnected: the clock runs on
+    arm_loss_clock();
 }
 
 void lock_queue::fail_one_looks()
@@ -524,7 +539,7 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
     }
     holder_active_ = false;
     for (auto& [id, lw] : std::exchange(lost_waiters_, {}))
-        s->post_completion(std::move(lw), error_code(asio::error::operation_aborted));
+        s->post_completion(std::move(lw), error_code(asio::error::operation_aborted), error_code{});
     const auto lost = is_final(s->state) ? final_error(s->state) : lost_reason_;
     lost_reason_ = {};
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
@@ -534,12 +549,12 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
         if (h) s->post_completion(std::move(h), error_code{});
         return;
     }
+    grace_.cancel();
     if (keep && waiters_.empty() && opts.linger && !others_waiting_) {
         if (h) s->post_completion(std::move(h), error_code{});  // the node lingers for our next acquire
         return;
     }
-    grace_.cancel();
-    auto c = std::exchange(current_, nullptr);
+    auto c = drop_contender();
     if (lost) {
         if (h) s->post_completion(std::move(h), lost);
         if (c) c->release({});
@@ -552,28 +567,25 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
     advance();
 }
 
-void lock_queue::wait_lost(std::uint64_t holder, handler<> h)
+void lock_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
 {
     if (!holder_active_ || holder != holder_gen_) {
-        s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
         return;
     }
-    if (lost_reason_) {
-        s->post_completion(std::move(h), lost_reason_);
+    if (auto why = lost(holder)) {
+        s->post_completion(std::move(h), error_code{}, why);
         return;
     }
-    const auto id = next_lost_waiter_++;
-    auto& stored = lost_waiters_[id];
-    stored = std::move(h);
-    if (auto slot = asio::get_associated_cancellation_slot(stored); slot.is_connected())
-        slot.assign([q = weak_from_this(), id](asio::cancellation_type) {
-            auto self = q.lock();
-            if (!self) return;
-            if (auto it = self->lost_waiters_.find(id); it != self->lost_waiters_.end()) {
-                self->s->post_completion(std::move(it->second), error_code(asio::error::operation_aborted));
-                self->lost_waiters_.erase(it);
-            }
-        });
+    lost_waiters_.emplace(id, std::move(h));
+}
+
+void lock_queue::finish_lost_waiter(std::uint64_t id)
+{
+    if (auto it = lost_waiters_.find(id); it != lost_waiters_.end()) {
+        s->post_completion(std::move(it->second), error_code(asio::error::operation_aborted), error_code{});
+        lost_waiters_.erase(it);
+    }
 }
 
 void lock_queue::on_acquired(const contender* c)
@@ -582,7 +594,7 @@ void lock_queue::on_acquired(const contender* c)
     grants_ = 0;
     others_waiting_ = false;
     if (waiters_.empty()) {
-        std::exchange(current_, nullptr)->release({});
+        drop_contender()->release({});
         return;
     }
     advance();
@@ -598,7 +610,7 @@ void lock_queue::on_waiting(const contender* c)
 void lock_queue::on_failed(const contender* c, error_code ec)
 {
     if (c != current_.get()) return;
-    current_.reset();
+    drop_contender();
     fail_all(ec);
 }
 
@@ -606,7 +618,7 @@ void lock_queue::on_lost(const contender* c, error_code ec)
 {
     if (c != current_.get()) return;
     if (holder_active_) return report_lost(ec);
-    std::exchange(current_, nullptr)->release({});
+    drop_contender()->release({});
     advance();
 }
 
@@ -615,7 +627,7 @@ void lock_queue::on_others_waiting(const contender* c)
     if (c != current_.get()) return;
     others_waiting_ = true;
     // A lingering node (held, but by none of our coroutines) goes at once.
-    if (!holder_active_ && waiters_.empty()) std::exchange(current_, nullptr)->release({});
+    if (!holder_active_ && waiters_.empty()) drop_contender()->release({});
 }
 
 void lock_queue::report_lost(error_code ec)
@@ -623,7 +635,8 @@ void lock_queue::report_lost(error_code ec)
     // A definitive reason replaces "uncertain"; otherwise the first reason stands.
     if (lost_reason_ && !(lost_reason_ == zklock::error::ownership_uncertain && ec != lost_reason_)) return;
     lost_reason_ = ec;
-    for (auto& [id, lw] : std::exchange(lost_waiters_, {})) s->post_completion(std::move(lw), ec);
+    grace_.cancel();
+    for (auto& [id, lw] : std::exchange(lost_waiters_, {})) s->post_completion(std::move(lw), error_code{}, ec);
 }
 
 void lock_queue::on_session_state(session_state st)
@@ -632,31 +645,32 @@ void lock_queue::on_session_state(session_state st)
         const error_code ec = final_error(st);
         grace_.cancel();
         if (holder_active_) report_lost(ec);
-        if (auto c = std::exchange(current_, nullptr)) c->abandon();
+        if (auto c = drop_contender()) c->abandon();
         fail_all(ec);
         return;
     }
-    if (st == session_state::connected) {
-        disconnected_since_.reset();
-        grace_.cancel();
-        advance();  // a waiter may have been kept from a lingering node while disconnected
-        return;
-    }
-    // Disconnected: a holder cannot know whether its session will survive. Tell it before the server
-    // could expire the session and let another client in.
-    if (!disconnected_since_) disconnected_since_ = std::chrono::steady_clock::now();
-    if (holder_active_) start_grace_clock();
+    // Reconnected: a waiter may have been kept from a node that became ours while disconnected. (While
+    // disconnected nothing is done here: the loss clock runs from the newest answer either way.)
+    if (st == session_state::connected) advance();
 }
 
-void lock_queue::start_grace_clock()
+// The loss clock. ZooKeeper touched the session no earlier than the send time of the newest request it
+// answered; it cannot expire the session (and let another client in) sooner than the session timeout
+// after that touch, less the forwarding delay in an ensemble and the keepalive gap (docs/DESIGN.md,
+// "Loss timing"). The holder is told ownership_uncertain once loss_grace has passed since that send
+// time without a newer answer, connected or not: a silent follower looks connected for 2/3 T.
+void lock_queue::arm_loss_clock()
 {
-    if (lost_reason_ || !disconnected_since_) return;
-    grace_.expires_at(*disconnected_since_ + s->loss_grace());
+    if (lost_reason_ || !holder_active_) return;
+    grace_.expires_at(s->last_answered_send() + s->loss_grace());
     // Whoever holds the lock when the grace runs out is told, even if it changed hands meanwhile.
     grace_.async_wait([q = weak_from_this()](error_code ec) {
         auto self = q.lock();
-        if (!self || ec || !self->holder_active_ || !self->disconnected_since_) return;
-        if (self->s->state != session_state::connected) self->report_lost(zklock::error::ownership_uncertain);
+        if (!self || ec || !self->holder_active_) return;
+        if (std::chrono::steady_clock::now() >= self->s->last_answered_send() + self->s->loss_grace())
+            self->report_lost(zklock::error::ownership_uncertain);
+        else
+            self->arm_loss_clock();  // a newer answer came: count from it
     });
 }
 
@@ -674,12 +688,31 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>& 
 
 const std::string& lock_path(const lock_queue& q) noexcept { return q.path; }
 
-// The entry points hop onto the session's executor (inline when already there), so that a future-based
-// caller on another thread is safe.
+namespace {
+// Binds the handler's cancellation slot here, on the caller's thread: that is where its owner emits the
+// signal, and a slot may only be touched there. The cancellation hops onto the session's executor, and
+// the queue is reached (weakly) only there.
+template <class... Args, class Fn>
+void bind_cancellation(handler<Args...>& h, const std::shared_ptr<lock_queue>& q, Fn on_cancel)
+{
+    if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
+        slot.assign([w = std::weak_ptr<lock_queue>(q), ex = q->s->ex, on_cancel](asio::cancellation_type) {
+            asio::post(ex, [w, on_cancel] {
+                if (auto self = w.lock()) on_cancel(*self);
+            });
+        });
+}
+}  // namespace
+
+// The entry points hop onto the session's executor (inline when already there), so that callers on other
+// threads or strands are safe. The queue is moved into the hop: the last reference to it is never dropped
+// on the caller's thread.
 void async_acquire(std::shared_ptr<lock_queue> q, deadline d, handler<guard> h)
 {
+    const auto id = q->new_id();
+    bind_cancellation(h, q, [id](lock_queue& self) { self.finish_waiter(id, asio::error::operation_aborted); });
     auto ex = q->s->ex;
-    asio::dispatch(ex, [q = std::move(q), d, h = std::move(h)]() mutable { q->acquire(d, std::move(h)); });
+    asio::dispatch(ex, [q = std::move(q), id, d, h = std::move(h)]() mutable { q->acquire(id, d, std::move(h)); });
 }
 
 void async_release(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<> h)
@@ -692,21 +725,36 @@ void async_release(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<
     asio::dispatch(ex, [q = std::move(q), holder, h = std::move(h)]() mutable { q->release(holder, std::move(h)); });
 }
 
-void async_wait_lost(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<> h)
+void async_wait_lost(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<error_code> h)
 {
     if (!q) {
-        complete_without_session(std::move(h), error_code(zklock::error::not_held));
+        complete_without_session(std::move(h), error_code(zklock::error::not_held), error_code{});
         return;
     }
+    const auto id = q->new_id();
+    bind_cancellation(h, q, [id](lock_queue& self) { self.finish_lost_waiter(id); });
     auto ex = q->s->ex;
-    asio::dispatch(ex, [q = std::move(q), holder, h = std::move(h)]() mutable { q->wait_lost(holder, std::move(h)); });
+    asio::dispatch(ex, [q = std::move(q), id, holder, h = std::move(h)]() mutable {
+        q->wait_lost(id, holder, std::move(h));
+    });
 }
 
-void release_detached(const std::shared_ptr<lock_queue>& q, std::uint64_t holder) noexcept
+void release_detached(std::shared_ptr<lock_queue> q, std::uint64_t holder) noexcept
 {
     try {
-        asio::dispatch(q->s->ex, [q, holder] { q->release(holder, {}); });
+        auto ex = q->s->ex;
+        asio::dispatch(ex, [q = std::move(q), holder] { q->release(holder, {}); });
     } catch (...) {  // allocation failure in a destructor: the session's end still frees the node
+    }
+}
+
+void drop_on_executor(std::shared_ptr<lock_queue> q) noexcept
+{
+    if (!q) return;
+    try {
+        auto ex = q->s->ex;
+        asio::dispatch(ex, [q = std::move(q)]() mutable { q.reset(); });
+    } catch (...) {
     }
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,13 +60,26 @@ void on_c_log(const char* message)
     current_log->write(level, m);
 }
 
-// The C client's level is process-wide; raise it to the most talkative session's threshold and filter per session.
+// The C client's level is process-wide, and its st build formats every line into static buffers. It
+// starts at INFO: turn it off until a session with a log sink asks for it, then raise it to the most
+// talkative session's threshold and filter per session. Guarded by c_client_mutex().
+std::atomic<int> c_log_level{-1};
+
+void init_c_log_level()
+{
+    std::lock_guard<std::mutex> lock(c_client_mutex());
+    if (c_log_level.load() < 0) {
+        c_log_level.store(0);
+        zoo_set_debug_level(static_cast<ZooLogLevel>(0));
+    }
+}
+
 void raise_c_log_level(log_level wanted)
 {
-    static int current = 0;
-    if (static_cast<int>(wanted) > current) {
-        current = static_cast<int>(wanted);
-        zoo_set_debug_level(static_cast<ZooLogLevel>(current));
+    std::lock_guard<std::mutex> lock(c_client_mutex());
+    if (static_cast<int>(wanted) > c_log_level.load()) {
+        c_log_level.store(static_cast<int>(wanted));
+        zoo_set_debug_level(static_cast<ZooLogLevel>(wanted));
     }
 }
 
@@ -140,6 +154,11 @@ session_state from_zk_state(int s) noexcept
 template <class... Args>
 class request final : public request_base {
 public:
+    explicit request(const char* what)
+    {
+        kind = what;
+        sent_at = std::chrono::steady_clock::now();  // before the C client sends it: never later than the touch
+    }
     handler<Args...> h;
     std::shared_ptr<watch_state> watch;  ///< the watch this read may arm
     // zoo_amulti keeps pointers into these until its completion.
@@ -151,17 +170,33 @@ public:
 
     void complete(error_code ec, Args... args)
     {
-        if (owner) owner->post_completion(std::move(h), ec, std::move(args)...);
+        if (!owner) return;
+        if (owner->delay_answer(*this)) {
+            // A planned fault: deliver the answer once the session has noticed the dropped connection.
+            owner->wait_state(session_state::connected,
+                              [o = owner, h = std::move(h), ec, ... a = std::move(args)](error_code, session_state) mutable {
+                                  o->post_completion(std::move(h), ec, std::move(a)...);
+                              });
+            return;
+        }
+        owner->post_completion(std::move(h), ec, std::move(args)...);
     }
     void fail(error_code ec) override { complete(ec, Args{}...); }
 };
 
-/// Takes back the request a completion was given; null if the session already let go of it.
+/// Whether a return code came from the server (which then touched the session), not from the client.
+bool from_server(int rc) noexcept
+{
+    return rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT && rc != ZCLOSING && rc != ZSESSIONEXPIRED &&
+           rc != ZINVALIDSTATE && rc != ZAUTHFAILED && rc != ZSYSTEMERROR;
+}
+
+/// Takes back the request a completion was given, with the C client's return code.
 template <class Request>
-std::unique_ptr<Request> take(const void* data)
+std::unique_ptr<Request> take(const void* data, int rc)
 {
     std::unique_ptr<Request> r(static_cast<Request*>(const_cast<void*>(data)));
-    if (r->owner) r->owner->finished(r.get());
+    if (r->owner) r->owner->finished(r.get(), from_server(rc));
     return r;
 }
 
@@ -245,20 +280,28 @@ void off_loop(Fn fn)
     helper_threads::instance().start(std::move(fn));
 }
 
+// zookeeper_close may wait 4.5 s for a silent server (3 s to flush, 1.5 s for the answer): never on the
+// event loop, and without the process-wide mutex, or every other session's pump would wait for it. What
+// it touches that other handles share is harmless unlocked: the request-id counter (a duplicate id is
+// harmless, answers are matched per handle in order) and, only when logging is on, the static log
+// buffers; then it keeps the mutex, so that no log line is garbled.
 void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
 {
-    c_call scope(lg.get());
-    zookeeper_close(zh);  // may wait seconds for the server: never on the event loop
+    log_scope scope(lg.get());
+    std::unique_lock<std::mutex> lock(c_client_mutex(), std::defer_lock);
+    if (c_log_level.load() > 0) lock.lock();
+    zookeeper_close(zh);
 }
 
 }  // namespace
 
 // --- Session lifecycle --------------------------------------------------------------------------
 session_impl::session_impl(executor_type e, session_config c)
-    : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex),
+    : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex), keepalive_timer_(ex),
       link_(std::make_shared<helper_link>(ex))
 {
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
+    init_c_log_level();
     if (cfg.log) raise_c_log_level(cfg.log_threshold);
 }
 
@@ -380,6 +423,11 @@ void session_impl::on_session_event(int zk_state)
         if (const clientid_t* cid = zoo_client_id(zh_)) id = cid->client_id;
         negotiated = std::chrono::milliseconds(zoo_recv_timeout(zh_));
         set_state(s);
+        // A holder's touch may be stale after the reconnect. Posted: no request from inside the C client.
+        if (keepalive_refs_ > 0)
+            asio::post(ex, [w = weak_from_this()] {
+                if (auto self = w.lock()) self->keepalive_tick();
+            });
         if (connect_handler_) {
             connect_timer_.cancel();
             post_completion(std::move(connect_handler_), error_code{});
@@ -422,6 +470,7 @@ void session_impl::enter_final(session_state s, error_code why)
     }
     close_socket();
     timer_.cancel();
+    keepalive_timer_.cancel();
 
     if (!zh_) {
         on_handle_closed();
@@ -501,7 +550,83 @@ std::chrono::milliseconds session_impl::loss_grace() const
 {
     if (cfg.loss_grace) return *cfg.loss_grace;
     auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return t / 6;  // see session_config::loss_grace
+    return t / 2;  // see session_config::loss_grace and docs/DESIGN.md, "Loss timing"
+}
+
+std::chrono::milliseconds session_impl::keepalive_interval() const
+{
+    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
+    return std::max(std::chrono::milliseconds(1), std::min(t / 6, loss_grace() / 3));
+}
+
+void session_impl::finished(request_base* r, bool answered)
+{
+    inflight_.erase(r->id);
+    if (answered && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
+}
+
+// --- Keepalive ----------------------------------------------------------------------------------
+// The C client pings only after a third of the timeout without traffic, and a follower passes touches to
+// the leader only when the leader pings it: a lock holder needs fresher touches than that, and needs to
+// know when they were made (the send time of an answered request), which the C client's pings never say.
+void session_impl::retain_keepalive()
+{
+    if (keepalive_refs_++ == 0) keepalive_tick();
+}
+
+void session_impl::release_keepalive()
+{
+    if (keepalive_refs_ > 0 && --keepalive_refs_ == 0) keepalive_timer_.cancel();
+}
+
+void session_impl::keepalive_tick()
+{
+    if (keepalive_refs_ == 0 || is_final(state)) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto every = keepalive_interval();
+    const auto due = last_answered_send_ + every;
+    if (now >= due && !keepalive_in_flight_ && state == session_state::connected) {
+        keepalive_in_flight_ = true;
+        exists("/", nullptr, [w = weak_from_this()](error_code, std::optional<stat>) {
+            if (auto self = w.lock()) {
+                self->keepalive_in_flight_ = false;
+                self->keepalive_tick();
+            }
+        });
+    }
+    keepalive_timer_.expires_at(now >= due ? now + every / 2 : due);
+    keepalive_timer_.async_wait([w = weak_from_this()](error_code ec) {
+        if (auto self = w.lock(); self && !ec) self->keepalive_tick();
+    });
+}
+
+// --- Fault injection (testing/faults.hpp) -------------------------------------------------------
+std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kind, bool lose_answer)
+{
+    for (auto it = faults_.begin(); it != faults_.end(); ++it)
+        if (it->kind == kind && it->lose_answer == lose_answer) {
+            auto f = std::move(*it);
+            faults_.erase(it);
+            return f;
+        }
+    return std::nullopt;
+}
+
+void session_impl::drop_connection()
+{
+    // shutdown() acts on the socket, not the descriptor: our dup reaches the C client's socket.
+    if (sock_.is_open()) ::shutdown(sock_.native_handle(), SHUT_RDWR);
+    kick();
+}
+
+bool session_impl::delay_answer(const request_base& r)
+{
+    if (faults_.empty()) return false;
+    auto f = take_fault(r.kind, false);
+    if (!f) return false;
+    drop_connection();
+    if (f->then) f->then();
+    return true;
 }
 
 // --- The pump -----------------------------------------------------------------------------------
@@ -643,6 +768,11 @@ bool session_impl::submit(Request* r, int rc)
     track(r);
     bind_cancellation(r);
     kick();
+    if (!faults_.empty())
+        if (auto f = take_fault(r->kind, true)) {  // the request is on the wire (the st client flushes at once)
+            drop_connection();
+            if (f->then) f->then();
+        }
     return true;
 }
 
@@ -652,7 +782,7 @@ void session_impl::create(op::create c, handler<std::string, stat> h)
         post_completion(std::move(h), ec, std::string{}, stat{});
         return;
     }
-    auto* r = new request<std::string, stat>;
+    auto* r = new request<std::string, stat>("create");
     r->owner = shared_from_this();
     r->h = std::move(h);
     c_acl a(c.acl);
@@ -662,7 +792,7 @@ void session_impl::create(op::create c, handler<std::string, stat> h)
         rc = zoo_acreate2(zh_, c.path.c_str(), c.data.data(), static_cast<int>(c.data.size()), &a.vec,
                           to_zk_mode(c.mode),
                           [](int rc2, const char* value, const struct Stat* st, const void* data) {
-                              auto req = take<request<std::string, stat>>(data);
+                              auto req = take<request<std::string, stat>>(data, rc2);
                               req->complete(zk_error(rc2), rc2 == ZOK && value ? std::string(value) : std::string{},
                                             to_stat(st));
                           },
@@ -677,14 +807,14 @@ void session_impl::remove(std::string path, int version, handler<> h)
         post_completion(std::move(h), ec);
         return;
     }
-    auto* r = new request<>;
+    auto* r = new request<>("remove");
     r->owner = shared_from_this();
     r->h = std::move(h);
     int rc;
     {
         c_call scope(log.get());
         rc = zoo_adelete(zh_, path.c_str(), version,
-                         [](int rc2, const void* data) { take<request<>>(data)->complete(zk_error(rc2)); }, r);
+                         [](int rc2, const void* data) { take<request<>>(data, rc2)->complete(zk_error(rc2)); }, r);
     }
     submit(r, rc);
 }
@@ -722,7 +852,7 @@ void session_impl::exists(std::string path, watch* w, handler<std::optional<stat
         return;
     }
     using req_t = request<std::optional<stat>>;
-    auto* r = new req_t;
+    auto* r = new req_t("exists");
     r->owner = shared_from_this();
     r->h = std::move(h);
     r->watch = prepare_watch(w, path, ZWATCHTYPE_DATA);
@@ -733,7 +863,7 @@ void session_impl::exists(std::string path, watch* w, handler<std::optional<stat
             zh_, path.c_str(), r->watch ? node_watcher : nullptr,
             r->watch ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(r->watch->id)) : nullptr,
             [](int rc2, const struct Stat* st, const void* data) {
-                auto req = take<req_t>(data);
+                auto req = take<req_t>(data, rc2);
                 // An exists watch is set whether or not the node exists (it then waits for its creation).
                 if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK || rc2 == ZNONODE);
                 if (rc2 == ZNONODE) req->complete({}, std::nullopt);
@@ -752,7 +882,7 @@ void session_impl::get_data(std::string path, watch* w, handler<std::string, sta
         return;
     }
     using req_t = request<std::string, stat>;
-    auto* r = new req_t;
+    auto* r = new req_t("get_data");
     r->owner = shared_from_this();
     r->h = std::move(h);
     r->watch = prepare_watch(w, path, ZWATCHTYPE_DATA);
@@ -763,7 +893,7 @@ void session_impl::get_data(std::string path, watch* w, handler<std::string, sta
             zh_, path.c_str(), r->watch ? node_watcher : nullptr,
             r->watch ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(r->watch->id)) : nullptr,
             [](int rc2, const char* value, int len, const struct Stat* st, const void* data) {
-                auto req = take<req_t>(data);
+                auto req = take<req_t>(data, rc2);
                 if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK);
                 req->complete(zk_error(rc2),
                               rc2 == ZOK && value && len > 0 ? std::string(value, static_cast<std::size_t>(len))
@@ -783,7 +913,7 @@ void session_impl::get_children(std::string path, watch* w, handler<std::vector<
         return;
     }
     using req_t = request<std::vector<std::string>, stat>;
-    auto* r = new req_t;
+    auto* r = new req_t("get_children");
     r->owner = shared_from_this();
     r->h = std::move(h);
     r->watch = prepare_watch(w, path, ZWATCHTYPE_CHILD);
@@ -794,7 +924,7 @@ void session_impl::get_children(std::string path, watch* w, handler<std::vector<
             zh_, path.c_str(), r->watch ? node_watcher : nullptr,
             r->watch ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(r->watch->id)) : nullptr,
             [](int rc2, const struct String_vector* names, const struct Stat* st, const void* data) {
-                auto req = take<req_t>(data);
+                auto req = take<req_t>(data, rc2);
                 if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK);
                 std::vector<std::string> out;
                 if (rc2 == ZOK && names) {
@@ -816,7 +946,7 @@ void session_impl::set_data(std::string path, std::string data, int version, han
         return;
     }
     using req_t = request<stat>;
-    auto* r = new req_t;
+    auto* r = new req_t("set_data");
     r->owner = shared_from_this();
     r->h = std::move(h);
     int rc;
@@ -824,7 +954,7 @@ void session_impl::set_data(std::string path, std::string data, int version, han
         c_call scope(log.get());
         rc = zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
                       [](int rc2, const struct Stat* st, const void* d) {
-                          take<req_t>(d)->complete(zk_error(rc2), to_stat(st));
+                          take<req_t>(d, rc2)->complete(zk_error(rc2), to_stat(st));
                       },
                       r);
     }
@@ -853,7 +983,7 @@ void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_re
         return;
     }
     using req_t = request<std::vector<multi_result>>;
-    auto* r = new req_t;
+    auto* r = new req_t("multi");
     r->owner = shared_from_this();
     r->h = std::move(h);
     const auto n = ops.size();
@@ -896,7 +1026,7 @@ void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_re
         c_call scope(log.get());
         rc = zoo_amulti(zh_, static_cast<int>(n), r->ops.data(), r->results.data(),
                         [](int rc2, const void* d) {
-                            auto req = take<req_t>(d);
+                            auto req = take<req_t>(d, rc2);
                             std::vector<multi_result> out(req->results.size());
                             for (std::size_t i = 0; i < out.size(); ++i) {
                                 out[i].ec = zk_error(req->results[i].err);

@@ -71,6 +71,9 @@ public:
     virtual void fail(error_code ec) = 0;
     std::shared_ptr<session_impl> owner;  ///< null once the session let go of it (closed)
     std::uint64_t id = 0;                 ///< key in the session's in-flight table
+    const char* kind = "";                ///< "create", "get_data", ... (for fault injection)
+    /// When it was handed to the C client: the server touched the session no earlier than this.
+    std::chrono::steady_clock::time_point sent_at{};
 };
 
 /// The state behind a zklock::watch.
@@ -133,13 +136,34 @@ public:
     /// For the recipes: `fn` runs (posted, never inside the C client) after every state change.
     std::uint64_t subscribe(std::function<void(session_state)> fn);
     void unsubscribe(std::uint64_t token);
-    /// How long a lock holder may stay disconnected before it is told ownership is uncertain.
+    /// How long after the send time of the newest answered request a lock holder is told that ownership
+    /// is uncertain (see session_config::loss_grace).
     std::chrono::milliseconds loss_grace() const;
+    /// The send time of the newest request the server answered: the server touched the session after it,
+    /// so it cannot expire the session before this plus the session timeout (less the forwarding delay).
+    std::chrono::steady_clock::time_point last_answered_send() const noexcept { return last_answered_send_; }
+    /// While retained (by lock recipes with a contender), a cheap request keeps the session's touch fresh:
+    /// one whenever no request has been answered for keepalive_interval().
+    void retain_keepalive();
+    void release_keepalive();
+    std::chrono::milliseconds keepalive_interval() const;
+
+    /// Fault injection for tests (testing/faults.hpp); on the executor.
+    struct fault_plan {
+        std::string kind;
+        bool lose_answer = false;  ///< else: disconnect before the answer is delivered
+        std::function<void()> then;
+    };
+    void plan_fault(fault_plan f) { faults_.push_back(std::move(f)); }
+    /// Shuts the C client's socket down (it notices and reconnects, as after a network fault).
+    void drop_connection();
+    /// True if the answer to `r` must wait for the session to notice a dropped connection.
+    bool delay_answer(const request_base& r);
 
     // Called from the C callbacks (inside zookeeper_process, on the executor).
     void on_session_event(int zk_state);
     void on_watch_fired(std::uint64_t id, int zk_type, const char* path);
-    void finished(request_base* r) { inflight_.erase(r->id); }
+    void finished(request_base* r, bool answered);
     /// A cancellation signal aimed at request `id`: answers its handler now, if it is still in flight.
     void cancel_request(std::uint64_t id);
 
@@ -193,6 +217,14 @@ private:
     std::map<std::uint64_t, std::function<void(session_state)>> listeners_;
     std::uint64_t next_listener_ = 1;
 
+    std::chrono::steady_clock::time_point last_answered_send_{};
+    std::size_t keepalive_refs_ = 0;
+    bool keepalive_in_flight_ = false;
+    asio::steady_timer keepalive_timer_;
+    void keepalive_tick();
+    std::vector<fault_plan> faults_;
+    std::optional<fault_plan> take_fault(const char* kind, bool lose_answer);
+
     std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;
     std::vector<handler<>> close_waiters_;
@@ -205,10 +237,14 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
     if (!h) return;
     // Posted, never inline: C callbacks call this from inside zookeeper_process, where user code must not
     // run, and cancellation handlers call it from inside their own slot, which must not be cleared there.
+    // The slot is cleared on the handler's own executor: that is where its owner emits the signal (a
+    // caller's strand, often not the session's), and a slot may only be touched there.
     asio::post(ex, [h = std::move(h), ec, ... a = std::move(args)]() mutable {
-        if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected()) slot.clear();
         auto target = asio::get_associated_executor(h);
-        asio::dispatch(target, asio::append(std::move(h), ec, std::move(a)...));
+        asio::dispatch(target, [h = std::move(h), ec, ... b = std::move(a)]() mutable {
+            if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected()) slot.clear();
+            std::move(h)(ec, std::move(b)...);
+        });
     });
 }
 
