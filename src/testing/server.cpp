@@ -4,7 +4,13 @@
 // every test binary goes through that lock, so two harnesses never pick the same port even though the
 // JVM binds it only a second later. A foreign process can still take a port in that window; then the
 // JVM dies with "Address already in use" and the constructor retries with fresh ports.
+//
+// Process lifetime: the JVMs are forked on one process-lifetime launcher thread (launcher.cpp) and die
+// with the test process (PR_SET_PDEATHSIG), never with the thread that started them. So any thread may
+// construct a server or cluster and stop or start its members; waitpid works from any thread of the process.
 #include "zklock/testing/server.hpp"
+
+#include "launcher.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,7 +18,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -224,6 +229,35 @@ struct member {
         return pid > 0;
     }
 
+    /// SIGSTOP, and wait until the kernel reports every thread stopped, so that no request sent after
+    /// freeze() returns is served (SIGSTOP takes effect asynchronously).
+    void freeze() {
+        if (!alive()) return;
+        ::kill(pid, SIGSTOP);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        const fs::path tasks = fs::path("/proc") / std::to_string(pid) / "task";
+        while (std::chrono::steady_clock::now() < deadline) {
+            bool all_stopped = true;
+            std::error_code ec;
+            for (const auto& t : fs::directory_iterator(tasks, ec)) {
+                std::ifstream stat_file(t.path() / "stat");
+                std::string line;
+                std::getline(stat_file, line);
+                const auto close = line.rfind(')');  // the state follows the parenthesised command name
+                if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
+                    all_stopped = false;
+                    break;
+                }
+            }
+            if (all_stopped) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling interval within the deadline
+        }
+    }
+
+    void thaw() {
+        if (alive()) ::kill(pid, SIGCONT);
+    }
+
     void kill() {
         if (pid <= 0) return;
         ::kill(pid, SIGKILL);
@@ -249,34 +283,12 @@ struct member {
             "org.apache.zookeeper.server.quorum.QuorumPeerMain",
             config_file().string(),
         };
-        // Everything the child touches is prepared here: after fork only async-signal-safe calls.
         std::vector<char*> argv;
         for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
         argv.push_back(nullptr);
         unique_fd log(::open(log_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
         if (log.get() < 0) throw_errno("open " + log_file().string());
-
-        const pid_t parent = ::getpid();
-        const pid_t child = ::fork();
-        if (child < 0) throw_errno("fork");
-        if (child == 0) {
-            // Own process group: a Ctrl-C aimed at the test runner does not hit the JVM directly;
-            // the JVM dies through PDEATHSIG when its parent does, so it never outlives the test.
-            ::setpgid(0, 0);
-            // Note: PDEATHSIG fires when the *thread* that forked exits, so create servers on a
-            // thread that outlives them (normally main).
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
-            ::dup2(log.get(), STDOUT_FILENO);
-            ::dup2(log.get(), STDERR_FILENO);
-            const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears CLOEXEC
-            if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-            ::execv(java_binary, argv.data());
-            constexpr const char message[] = "zklock::testing: execv /usr/bin/java failed\n";
-            [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof message - 1);
-            ::_exit(127);
-        }
-        pid = child;
+        pid = detail::spawn_process(argv.data(), log.get());  // forked on the launcher thread
     }
 };
 
@@ -455,34 +467,8 @@ void server::start() {
     impl_->zk->wait_serving({0});
 }
 bool server::running() const { return impl_->zk->members[0].alive(); }
-void server::freeze() {
-    auto& m = impl_->zk->members[0];
-    if (!m.alive()) return;
-    ::kill(m.pid, SIGSTOP);
-    // SIGSTOP takes effect asynchronously: wait until the kernel reports every thread stopped, so that
-    // no request sent after freeze() returns is served.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    const fs::path tasks = fs::path("/proc") / std::to_string(m.pid) / "task";
-    while (std::chrono::steady_clock::now() < deadline) {
-        bool all_stopped = true;
-        std::error_code ec;
-        for (const auto& t : fs::directory_iterator(tasks, ec)) {
-            std::ifstream stat_file(t.path() / "stat");
-            std::string line;
-            std::getline(stat_file, line);
-            const auto close = line.rfind(')');  // the state follows the parenthesised command name
-            if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'T') {
-                all_stopped = false;
-                break;
-            }
-        }
-        if (all_stopped) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling interval within the deadline
-    }
-}
-void server::thaw() {
-    if (impl_->zk->members[0].alive()) ::kill(impl_->zk->members[0].pid, SIGCONT);
-}
+void server::freeze() { impl_->zk->members[0].freeze(); }
+void server::thaw() { impl_->zk->members[0].thaw(); }
 std::string server::four_letter(const std::string& command) const {
     return send_four_letter(port(), command);
 }
@@ -509,6 +495,8 @@ void cluster::start(std::size_t member) {
     impl_->zk->wait_serving({member});
 }
 bool cluster::running(std::size_t member) const { return impl_->zk->at(member).alive(); }
+void cluster::freeze(std::size_t member) { impl_->zk->at(member).freeze(); }
+void cluster::thaw(std::size_t member) { impl_->zk->at(member).thaw(); }
 std::size_t cluster::leader(std::chrono::milliseconds timeout) const { return impl_->zk->wait_leader(timeout); }
 std::string cluster::four_letter(std::size_t member, const std::string& command) const {
     return send_four_letter(impl_->zk->at(member).client.port, command);

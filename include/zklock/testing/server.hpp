@@ -4,6 +4,10 @@
 // data directory, so any number of test binaries can run in parallel without colliding.
 //
 // These calls block (they start and stop processes); use them outside the event loop, or before it runs.
+// Any thread may construct a server or cluster and call its members (stop, start, freeze, ... from a
+// short-lived std::thread in a fault test is fine): the server processes belong to the test process, not
+// to the calling thread, and are killed when the process dies, however it ends (even by SIGKILL).
+// One object is not meant for concurrent calls from several threads at once.
 #pragma once
 
 #include <chrono>
@@ -46,7 +50,8 @@ public:
 
     /// Kills the server process (SIGKILL: no clean shutdown, as a crash would be). The data stays.
     void stop();
-    /// Starts it again on the same port with the same data; returns once it answers.
+    /// Starts it again on the same port with the same data; returns once it answers. From any thread:
+    /// the server keeps running after the calling thread ends.
     void start();
     bool running() const;
 
@@ -78,8 +83,14 @@ public:
     std::uint16_t client_port(std::size_t member) const;
 
     void stop(std::size_t member);    ///< SIGKILL
-    void start(std::size_t member);   ///< returns once the member serves clients again
+    /// Restarts a stopped member; returns once it serves clients again. From any thread: the member keeps
+    /// running after the calling thread ends.
+    void start(std::size_t member);
     bool running(std::size_t member) const;
+    /// Suspends a member (SIGSTOP): it keeps its TCP connections but answers nothing, as a partitioned
+    /// or paused server would; the others go on without it. `thaw` resumes it.
+    void freeze(std::size_t member);
+    void thaw(std::size_t member);
 
     /// Index of the current leader (asks each running member `srvr`); throws if none answers as leader
     /// within `timeout`.
