@@ -18,7 +18,7 @@ enum class error {
     invalid_hosts,         ///< the host string cannot be parsed
     invalid_path,          ///< a znode path that ZooKeeper would reject
     lock_node_deleted,     ///< our lock node was deleted by someone else: the lock is lost
-    ownership_uncertain,   ///< disconnected longer than the loss grace period: the lock may be lost
+    ownership_uncertain,   ///< no answer from ZooKeeper within the loss grace period: the lock may be lost
     not_held,              ///< release of a guard that holds nothing
     already_closed,        ///< the session was already closed or expired before the call
     watch_not_armed,       ///< async_wait on a watch that no read armed
@@ -37,6 +37,7 @@ inline boost::system::error_code make_error_code(error e) noexcept
 
 /// ZooKeeper return codes zklock names (values match zookeeper.h, which public headers never include).
 enum class zk_errc {
+    runtime_inconsistency = -2,
     connection_loss = -4,
     marshalling_error = -5,
     operation_timeout = -7,
@@ -63,7 +64,8 @@ inline boost::system::error_code make_error_code(zk_errc e) noexcept
 }
 
 /// True for ZooKeeper codes after which the same request may succeed once the client has reconnected
-/// (connection loss, operation timeout). An expired session is never retryable.
+/// (connection loss, operation timeout, or an answer out of order, after which the C client drops the
+/// connection: the request may or may not have been applied). An expired session is never retryable.
 bool is_retryable(const boost::system::error_code& ec) noexcept;
 
 }  // namespace zklock

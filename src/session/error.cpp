@@ -34,7 +34,8 @@ public:
             return "invalid znode path: it must be absolute, without a trailing slash, empty, '.' or '..' parts";
         case error::lock_node_deleted: return "the lock was lost: its node was deleted by another client";
         case error::ownership_uncertain:
-            return "the lock may be lost: the session was disconnected longer than the loss grace period";
+            return "the lock may be lost: ZooKeeper answered nothing sent within the loss grace period, so the "
+                   "session may expire before it hears from us again; stop using the resource and release";
         case error::not_held: return "the guard does not hold a lock";
         case error::already_closed: return "the session was already closed or expired";
         case error::watch_not_armed: return "the watch was never armed by a read";
@@ -51,6 +52,8 @@ public:
         switch (ev) {
         case ZCONNECTIONLOSS: return "connection to ZooKeeper lost (the client is reconnecting)";
         case ZOPERATIONTIMEOUT: return "ZooKeeper operation timed out (the client is reconnecting)";
+        case ZRUNTIMEINCONSISTENCY:
+            return "ZooKeeper's answer came out of order, so the client dropped the connection (it is reconnecting)";
         case ZNONODE: return "no such znode (or its parent does not exist)";
         case ZNOAUTH: return "not authorized: the node's ACL does not grant this session that permission";
         case ZBADVERSION: return "the node's version does not match the expected version";
@@ -81,7 +84,8 @@ const boost::system::error_category& zookeeper_category() noexcept
 
 bool is_retryable(const boost::system::error_code& ec) noexcept
 {
-    return ec == zk_errc::connection_loss || ec == zk_errc::operation_timeout;
+    return ec == zk_errc::connection_loss || ec == zk_errc::operation_timeout ||
+           ec == zk_errc::runtime_inconsistency;
 }
 
 std::string_view to_string(session_state s) noexcept

@@ -188,7 +188,7 @@ public:
 bool from_server(int rc) noexcept
 {
     return rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT && rc != ZCLOSING && rc != ZSESSIONEXPIRED &&
-           rc != ZINVALIDSTATE && rc != ZAUTHFAILED && rc != ZSYSTEMERROR;
+           rc != ZINVALIDSTATE && rc != ZAUTHFAILED && rc != ZSYSTEMERROR && rc != ZRUNTIMEINCONSISTENCY;
 }
 
 /// Takes back the request a completion was given, with the C client's return code.

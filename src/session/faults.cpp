@@ -1,0 +1,21 @@
+// testing/faults.hpp: one-shot faults planned in the session, which performs them at the named request.
+#include <zklock/session.hpp>
+#include <zklock/testing/faults.hpp>
+
+#include "session_impl.hpp"
+
+namespace zklock::testing {
+
+void lose_next_answer(const session& s, std::string kind, std::function<void()> then)
+{
+    s.impl()->plan_fault({std::move(kind), true, std::move(then)});
+}
+
+void disconnect_before_next_answer(const session& s, std::string kind, std::function<void()> then)
+{
+    s.impl()->plan_fault({std::move(kind), false, std::move(then)});
+}
+
+void drop_connection(const session& s) { s.impl()->drop_connection(); }
+
+}  // namespace zklock::testing
