@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds with warnings as errors, and runs the whole suite (unit tests, and
 # integration tests on real ZooKeeper servers the tests start themselves); then builds and runs it all
-# again under AddressSanitizer and UndefinedBehaviorSanitizer.
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, and the tests that use several threads
+# under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -17,3 +18,10 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON > /de
 cmake --build build-sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize -j"$jobs" --output-on-failure
+
+echo "== build and test the multi-threaded tests under ThreadSanitizer"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE_THREAD=ON -DZKLOCK_BUILD_EXAMPLES=OFF > /dev/null
+cmake --build build-tsan -j"$jobs" --target thread_tests
+# Any report fails the run (exitcode), and the test binary's own checks must pass.
+TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan -L threads --output-on-failure
