@@ -36,10 +36,10 @@ struct session_config {
     /// server touched the session after that), connected or not. Unset: half the negotiated session
     /// timeout T. While a lock is held or awaited, the session sends a cheap request whenever nothing has
     /// been answered for T/6, so a healthy holder's clock never runs out. In an ensemble the leader
-    /// expires sessions and hears of a follower's touches only when it pings that follower, so it may
-    /// count from a touch up to T/6 plus that delay older than ours: it cannot expire the session before
-    /// about 5/6 T less the forwarding delay (at most one tick, and a tick is at most T/2... see
-    /// docs/DESIGN.md, "Loss timing"), and the holder is told at T/2. Like ZooKeeper's own sessions this
+    /// expires sessions and hears of a follower's touches only when it pings that follower (every half
+    /// tick, and a tick is at most T/2), so it may count from a touch up to T/6 + T/4 older than ours: it
+    /// cannot expire the session before 7T/12 after that send time (about 0.8 T with common ticks), and
+    /// the holder is told at T/2 (docs/DESIGN.md, "Loss timing"). Like ZooKeeper's own sessions this
     /// assumes clocks that run at about the same rate; fencing tokens need no such assumption.
     std::optional<std::chrono::milliseconds> loss_grace{};
     /// Added with zoo_add_auth right after the handle is created.
