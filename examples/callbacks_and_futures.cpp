@@ -63,9 +63,10 @@ bool with_callbacks(const std::string& hosts)
 }
 
 // --- 2. Futures: the io_context runs on its own thread; this thread blocks on futures. -----------
-// A session belongs to its executor's thread, so operations are *started* there too: asio::post with
-// use_future runs the lambda on the io thread and hands back what it returns, here the operation's own
-// future. The result (or the error, as a thrown system_error) comes from that future's get().
+// A session belongs to its executor: connect it, close it and make its mutexes there (asio::post with
+// use_future runs a lambda on the io thread and hands back what it returns). Acquiring, releasing and
+// waiting for a loss may be started from any thread: they hop onto the session's executor themselves.
+// The result (or the error, as a thrown system_error) comes from the future's get().
 bool with_futures(const std::string& hosts)
 {
     asio::io_context ioc;
@@ -82,11 +83,11 @@ bool with_futures(const std::string& hosts)
     try {
         on_io([&] { return s->async_connect(asio::use_future); }).get();
         on_io([&] { m.emplace(*s, "/zklock-demo/futures"); });
-        std::future<zklock::guard> f = on_io([&] { return m->acquire(5s, asio::use_future); });
+        std::future<zklock::guard> f = m->acquire(5s, asio::use_future);  // from this thread
         zklock::guard g = f.get();  // blocks this thread, not the io thread
         std::cout << "futures: holding " << g.node() << " (token " << g.token().to_string() << ")\n";
         // ... the critical section ...
-        on_io([&] { return g.release(asio::use_future); }).get();
+        g.release(asio::use_future).get();
         std::cout << "futures: released\n";
         ok = true;
     } catch (const boost::system::system_error& e) {
