@@ -14,6 +14,7 @@ struct acl_entry {
     int perms = perm::all;
     std::string scheme = "world";  ///< "world", "auth", "digest", "ip", ...
     std::string id = "anyone";
+    friend bool operator==(const acl_entry&, const acl_entry&) = default;
 };
 
 using acl = std::vector<acl_entry>;

@@ -22,6 +22,10 @@ enum class error {
     not_held,              ///< release of a guard that holds nothing
     already_closed,        ///< the session was already closed or expired before the call
     watch_not_armed,       ///< async_wait on a watch that no read armed
+    invalid_config,        ///< a session_config value is out of range (check_config says which)
+    unresolvable_host,     ///< a host name of the host list cannot be resolved
+    conflicting_options,   ///< another lock object of this session on the same path has other options
+    no_session,            ///< the session object was moved from: it has no session to use
 };
 
 const boost::system::error_category& zklock_category() noexcept;

@@ -23,17 +23,36 @@ struct mutex_options {
     bool linger = false;
     /// ACL of the lock node and of the parents created on demand.
     zklock::acl acl = open_acl();
+
+    friend bool operator==(const mutex_options&, const mutex_options&) = default;
 };
 
 namespace detail {
 class lock_queue;
+/// The session's shared state for `path`; null with `refusal` set when there is none to be had (a
+/// moved-from session, other options for the same path).
 std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&, const std::string& path,
-                                           const mutex_options&);
+                                           const mutex_options&, error_code& refusal);
+void refuse_acquire(error_code why, handler<guard>);
 using deadline = std::optional<std::chrono::steady_clock::time_point>;
 void async_acquire(std::shared_ptr<lock_queue>, deadline, handler<guard>);
 /// Drops a reference on the session's executor, so that the last one is never dropped elsewhere.
 void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
-const std::string& lock_path(const lock_queue&) noexcept;
+
+/// The deadline `timeout` from now, saturated as Asio's timers do: a timeout beyond what the clock can
+/// represent (seconds::max(), an infinite duration<double>) means no deadline; zero, negative or NaN
+/// means now (one look).
+template <class Rep, class Period>
+deadline deadline_after(std::chrono::duration<Rep, Period> timeout)
+{
+    using clock = std::chrono::steady_clock;
+    const auto now = clock::now();
+    if (!(timeout > decltype(timeout)::zero())) return now;
+    // Compared as floating point, which cannot overflow; half the room keeps clear of rounding.
+    const std::chrono::duration<long double> room = clock::time_point::max() - now;
+    if (std::chrono::duration<long double>(timeout) >= room / 2) return std::nullopt;
+    return now + std::chrono::ceil<clock::duration>(timeout);
+}
 
 template <class T>
 struct is_duration : std::false_type {};
@@ -76,29 +95,32 @@ struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
 class mutex {
 public:
     /// Make it on the session's executor (it looks up the session's state for this path).
+    /// A second mutex of the same session on the same path must have the same options; otherwise its
+    /// acquires complete with `error::conflicting_options`. A moved-from session gives `error::no_session`.
     mutex(session& s, std::string path, mutex_options options = {})
-        : queue_(detail::lock_queue_for(s.impl(), path, options))
+        : path_(std::move(path)), queue_(detail::lock_queue_for(s.impl(), path_, options, refusal_))
     {
     }
     mutex(const mutex&) = default;
     mutex(mutex&&) noexcept = default;
     mutex& operator=(mutex other) noexcept
     {
+        std::swap(path_, other.path_);
+        std::swap(refusal_, other.refusal_);
         std::swap(queue_, other.queue_);
         return *this;
     }
     /// May run on any thread: the shared state is let go on the session's executor.
     ~mutex() { detail::drop_on_executor(std::move(queue_)); }
 
-    const std::string& path() const noexcept { return detail::lock_path(*queue_); }
+    const std::string& path() const noexcept { return path_; }
 
-    /// Waits at most `timeout` (zero: one look, as try_acquire). Completion `void(error_code, guard)`.
+    /// Waits at most `timeout` (zero: one look, as try_acquire; a timeout too long for the clock, such
+    /// as seconds::max(): no deadline). Completion `void(error_code, guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
     auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
-        auto d = std::chrono::steady_clock::now() +
-                 std::chrono::ceil<std::chrono::steady_clock::duration>(std::max(timeout, decltype(timeout)::zero()));
-        return initiate(detail::deadline{d}, token);
+        return initiate(detail::deadline_after(timeout), token);
     }
 
     /// Waits until acquired, failed or cancelled. Completion `void(error_code, guard)`.
@@ -121,12 +143,15 @@ private:
     auto initiate(detail::deadline d, CompletionToken& token)
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> q, detail::deadline dl) {
-                detail::async_acquire(std::move(q), dl, std::move(h));
+            [](auto h, std::shared_ptr<detail::lock_queue> q, error_code refusal, detail::deadline dl) {
+                if (q) detail::async_acquire(std::move(q), dl, std::move(h));
+                else detail::refuse_acquire(refusal, std::move(h));
             },
-            token, queue_, d);
+            token, queue_, refusal_, d);
     }
 
+    std::string path_;
+    error_code refusal_;
     std::shared_ptr<detail::lock_queue> queue_;
 };
 

@@ -20,6 +20,19 @@ namespace zklock::detail {
 
 class contender;
 
+/// A release's completion, completed once: by ZooKeeper's answer, or earlier by a cancellation (the node
+/// is then given up in the background). Shared with the cancellation slot, which holds it weakly.
+struct pending_release {
+    explicit pending_release(handler<> handler) : h(std::move(handler)) {}
+    handler<> h;
+    void complete(session_impl& s, error_code ec)
+    {
+        if (h) s.post_completion(std::move(h), ec);
+    }
+};
+
+std::string recipe_key(const std::string& path) { return "mutex:" + path; }
+
 error_code final_error(session_state st)
 {
     return st == session_state::expired       ? error_code(zklock::error::session_expired)
@@ -48,7 +61,7 @@ public:
     std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
     void acquire(std::uint64_t id, deadline d, handler<guard> h);
-    void release(std::uint64_t holder, handler<> h);
+    void release(std::uint64_t holder, std::shared_ptr<pending_release> done);
     void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h);
     void finish_waiter(std::uint64_t id, error_code ec);
     void finish_lost_waiter(std::uint64_t id);
@@ -213,7 +226,7 @@ private:
         // A create retried by the server (a lagging follower) may have made a second node of ours.
         for (const auto& n : names)
             if (n != name_ && n.compare(0, prefix_.size(), prefix_) == 0) delete_node(s_, dir_ + "/" + n, {});
-        auto pos = locate(names, name_);
+        auto pos = locate(names, name_, 1, is_mutex_contender);
         if (!pos.found) {
             // Our node is gone (deleted by someone else, before we held it): queue again with a new one.
             node_.clear();
@@ -298,7 +311,7 @@ private:
             if (is_retryable(ec)) return self->after_reconnect([](contender& c) { c.watch_contenders(); });
             if (ec) return;
             for (const auto& n : names)
-                if (n != self->name_ && parse_sequence(n)) {
+                if (n != self->name_ && is_mutex_contender(n)) {
                     if (auto q = self->q_.lock()) q->on_others_waiting(self.get());
                     return;
                 }
@@ -345,11 +358,14 @@ private:
         }
     }
 
-    // After a lost connection the create may or may not have happened: look for our protected name.
+    // After a lost connection the create may or may not have happened: look for our protected name. A
+    // sync first, so that the listing comes from a server that has caught up with the leader (a create
+    // from the old connection may still have been on its way).
     void find_own_node()
     {
         const auto r = ++round_;
         auto self = shared_from_this();
+        s_->sync(dir_, [](error_code) {});  // its answer only orders the listing behind it
         s_->get_children(dir_, nullptr, [self, r](error_code ec, std::vector<std::string> names, stat) {
             if (self->finished()) {  // the waiter left meanwhile: delete what we find
                 if (is_retryable(ec)) return self->after_reconnect([](contender&) {});
@@ -420,6 +436,9 @@ private:
 // --- lock_queue ---------------------------------------------------------------------------------
 lock_queue::~lock_queue()
 {
+    // Forget this path in the session, unless a newer queue took the slot meanwhile.
+    if (auto it = s->recipes.find(recipe_key(path)); it != s->recipes.end() && it->second.expired())
+        s->recipes.erase(it);
     s->unsubscribe(listener_);
     grace_.cancel();
     if (auto c = drop_contender()) c->abandon();
@@ -450,8 +469,10 @@ void lock_queue::acquire(std::uint64_t id, deadline d, handler<guard> h)
     auto& w = waiters_[id];
     w.h = std::move(h);
     w.one_look = one_look;
-    if (d && !one_look) {
-        w.timer = std::make_unique<asio::steady_timer>(s->ex, *d);
+    // A one look has a small bound of its own: a server that stopped answering must not hold it for the
+    // 2/3 T the C client takes to notice.
+    if (d) {
+        w.timer = std::make_unique<asio::steady_timer>(s->ex, one_look ? std::chrono::steady_clock::now() + s->one_look_limit() : *d);
         w.timer->async_wait([q = weak_from_this(), id](error_code tec) {
             if (auto self = q.lock(); self && !tec) self->finish_waiter(id, zklock::error::timeout);
         });
@@ -531,10 +552,13 @@ void lock_queue::fail_one_looks()
     }
 }
 
-void lock_queue::release(std::uint64_t holder, handler<> h)
+void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
+    auto finish = [&](error_code ec) {
+        if (done) done->complete(*s, ec);
+    };
     if (!holder_active_ || holder != holder_gen_) {
-        if (h) s->post_completion(std::move(h), error_code(zklock::error::not_held));
+        finish(zklock::error::not_held);
         return;
     }
     holder_active_ = false;
@@ -546,22 +570,24 @@ void lock_queue::release(std::uint64_t holder, handler<> h)
     const bool keep = !lost && holds_node() && s->state == session_state::connected;
     if (keep && !waiters_.empty() && grants_ <= opts.local_handoff_limit) {
         grant();  // cohort hand-off: the node stays, the next local coroutine holds it
-        if (h) s->post_completion(std::move(h), error_code{});
+        finish({});
         return;
     }
     grace_.cancel();
     if (keep && waiters_.empty() && opts.linger && !others_waiting_) {
-        if (h) s->post_completion(std::move(h), error_code{});  // the node lingers for our next acquire
+        finish({});  // the node lingers for our next acquire
         return;
     }
     auto c = drop_contender();
     if (lost) {
-        if (h) s->post_completion(std::move(h), lost);
+        finish(lost);
         if (c) c->release({});
+    } else if (c && done) {
+        c->release([s = s, done](error_code ec) { done->complete(*s, ec); });
     } else if (c) {
-        c->release(std::move(h));
-    } else if (h) {
-        s->post_completion(std::move(h), error_code{});
+        c->release({});
+    } else {
+        finish({});
     }
     // Waiters left: a new node, whose create queues behind the delete in this session's FIFO.
     advance();
@@ -676,17 +702,25 @@ void lock_queue::arm_loss_clock()
 
 // --- Entry points -------------------------------------------------------------------------------
 std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>& s, const std::string& path,
-                                           const mutex_options& options)
+                                           const mutex_options& options, error_code& refusal)
 {
-    auto& slot = s->recipes["mutex:" + path];
-    if (auto existing = std::static_pointer_cast<lock_queue>(slot.lock())) return existing;
+    if (!s) {
+        refusal = zklock::error::no_session;
+        return nullptr;
+    }
+    auto& slot = s->recipes[recipe_key(path)];
+    if (auto existing = std::static_pointer_cast<lock_queue>(slot.lock())) {
+        if (existing->opts == options) return existing;
+        refusal = zklock::error::conflicting_options;
+        return nullptr;
+    }
     auto q = std::make_shared<lock_queue>(s, path, options);
     q->subscribe();
     slot = q;
     return q;
 }
 
-const std::string& lock_path(const lock_queue& q) noexcept { return q.path; }
+void refuse_acquire(error_code why, handler<guard> h) { complete_without_session(std::move(h), why, guard{}); }
 
 namespace {
 // Binds the handler's cancellation slot here, on the caller's thread: that is where its owner emits the
@@ -722,7 +756,18 @@ void async_release(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<
         return;
     }
     auto ex = q->s->ex;
-    asio::dispatch(ex, [q = std::move(q), holder, h = std::move(h)]() mutable { q->release(holder, std::move(h)); });
+    auto slot = asio::get_associated_cancellation_slot(h);
+    auto done = std::make_shared<pending_release>(std::move(h));
+    // Cancellation completes the release at once; the node is deleted in the background all the same.
+    if (slot.is_connected())
+        slot.assign([w = std::weak_ptr<pending_release>(done), s = std::weak_ptr<session_impl>(q->s), ex](asio::cancellation_type) {
+            asio::post(ex, [w, s] {
+                auto d = w.lock();
+                auto ss = s.lock();
+                if (d && ss) d->complete(*ss, asio::error::operation_aborted);
+            });
+        });
+    asio::dispatch(ex, [q = std::move(q), holder, done = std::move(done)]() mutable { q->release(holder, std::move(done)); });
 }
 
 void async_wait_lost(std::shared_ptr<lock_queue> q, std::uint64_t holder, handler<error_code> h)
@@ -743,7 +788,7 @@ void release_detached(std::shared_ptr<lock_queue> q, std::uint64_t holder) noexc
 {
     try {
         auto ex = q->s->ex;
-        asio::dispatch(ex, [q = std::move(q), holder] { q->release(holder, {}); });
+        asio::dispatch(ex, [q = std::move(q), holder] { q->release(holder, nullptr); });
     } catch (...) {  // allocation failure in a destructor: the session's end still frees the node
     }
 }

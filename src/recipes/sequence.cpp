@@ -32,7 +32,19 @@ std::optional<std::int32_t> parse_sequence(std::string_view name) noexcept
     return static_cast<std::int32_t>(v);
 }
 
-queue_position locate(const std::vector<std::string>& children, std::string_view own, std::size_t max_holders)
+bool is_mutex_contender(std::string_view name) noexcept
+{
+    for (std::string_view marker : {std::string_view("lock-"), std::string_view("__lock__")}) {
+        const auto p = name.rfind(marker);
+        if (p == std::string_view::npos) continue;
+        const auto rest = name.size() - p - marker.size();  // the sequence: ten characters, or a sign and ten
+        if (rest == 10 || (rest == 11 && name[p + marker.size()] == '-')) return parse_sequence(name).has_value();
+    }
+    return false;
+}
+
+queue_position locate(const std::vector<std::string>& children, std::string_view own, std::size_t max_holders,
+                      bool (*is_contender)(std::string_view) noexcept)
 {
     queue_position pos;
     auto mine = parse_sequence(own);
@@ -48,6 +60,7 @@ queue_position locate(const std::vector<std::string>& children, std::string_view
             pos.found = true;
             continue;
         }
+        if (is_contender && !is_contender(c)) continue;
         auto seq = parse_sequence(c);
         if (!seq) continue;
         auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(*seq) - static_cast<std::uint32_t>(*mine));

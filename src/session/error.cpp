@@ -39,6 +39,15 @@ public:
         case error::not_held: return "the guard does not hold a lock";
         case error::already_closed: return "the session was already closed or expired";
         case error::watch_not_armed: return "the watch was never armed by a read";
+        case error::invalid_config:
+            return "a session_config value is out of range (session_timeout 1 s to 24 h, connect_timeout and "
+                   "loss_grace above zero, credentials of at most 4096 bytes)";
+        case error::unresolvable_host:
+            return "cannot resolve a ZooKeeper host name of the host list: check the names and DNS";
+        case error::conflicting_options:
+            return "another lock object of this session locks the same path with different options (ACL, "
+                   "linger, hand-off limit): use the same options for one path";
+        case error::no_session: return "the session object was moved from: it has no session to use";
         }
         return "zklock error " + std::to_string(ev);
     }
@@ -110,27 +119,4 @@ log_sink stderr_log_sink()
     };
 }
 
-namespace detail {
-
-bool valid_path(std::string_view path, bool allow_sequential_suffix) noexcept
-{
-    if (path.empty() || path.front() != '/') return false;
-    if (path.size() == 1) return true;
-    if (path.back() == '/' && !allow_sequential_suffix) return false;
-    std::size_t start = 1;
-    while (start <= path.size()) {
-        auto end = path.find('/', start);
-        if (end == std::string_view::npos) end = path.size();
-        auto part = path.substr(start, end - start);
-        const bool last = end == path.size();
-        if (part.empty() && !(last && allow_sequential_suffix)) return false;
-        if (part == "." || part == "..") return false;
-        for (char c : part)
-            if (c == '\0' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
-        start = end + 1;
-    }
-    return true;
-}
-
-}  // namespace detail
 }  // namespace zklock

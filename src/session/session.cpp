@@ -2,6 +2,8 @@
 // The only translation units that include <zookeeper/zookeeper.h> live in src/session/.
 #include "session_impl.hpp"
 
+#include <zklock/validation.hpp>
+
 
 #include <zookeeper/zookeeper.h>
 
@@ -13,6 +15,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -285,6 +288,26 @@ void off_loop(Fn fn)
 // it touches that other handles share is harmless unlocked: the request-id counter (a duplicate id is
 // harmless, answers are matched per handle in order) and, only when logging is on, the static log
 // buffers; then it keeps the mutex, so that no log line is garbled.
+// The C client refuses the whole host list when one name does not resolve, and says only "errno": find
+// the name (on the helper thread: getaddrinfo blocks).
+std::string first_unresolvable(const std::string& hosts)
+{
+    std::string_view list(hosts);
+    list = list.substr(0, list.find('/'));
+    while (!list.empty()) {
+        auto entry = list.substr(0, list.find(','));
+        list.remove_prefix(std::min(list.size(), entry.size() + 1));
+        std::string host(entry.substr(0, entry.rfind(':')));
+        if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* res = nullptr;
+        if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return host;
+        ::freeaddrinfo(res);
+    }
+    return {};
+}
+
 void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
 {
     log_scope scope(lg.get());
@@ -298,6 +321,7 @@ void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
 // --- Session lifecycle --------------------------------------------------------------------------
 session_impl::session_impl(executor_type e, session_config c)
     : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex), keepalive_timer_(ex),
+      handshake_timer_(ex),
       link_(std::make_shared<helper_link>(ex))
 {
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
@@ -331,9 +355,11 @@ void session_impl::connect(handler<> h)
                                                       : error_code(asio::error::already_started));
         return;
     }
-    if (cfg.hosts.empty() || cfg.hosts.front() == '/') {
+    std::string why;
+    if (auto ec = check_config(cfg, &why)) {
+        log->write(log_level::error, "cannot connect: " + why);
         state = session_state::closed;
-        post_completion(std::move(h), error_code(zklock::error::invalid_hosts));
+        post_completion(std::move(h), ec);
         return;
     }
     connect_handler_ = std::move(h);
@@ -360,16 +386,22 @@ void session_impl::connect(handler<> h)
             zh = zookeeper_init2(hosts.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
             err = errno;
         }
-        const bool handed_over = link->post([w, zh, err, lg] {
-            if (auto self = w.lock()) self->on_handle_created(zh, err);
+        std::string unresolved = zh ? std::string{} : first_unresolvable(hosts);
+        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(unresolved)] {
+            if (auto self = w.lock()) self->on_handle_created(zh, err, unresolved);
             else if (zh) off_loop([zh, lg] { close_handle(zh, lg); });
         });
         if (!handed_over && zh) close_handle(zh, lg);
     });
 }
 
-void session_impl::on_handle_created(_zhandle* zh, int err)
+void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& unresolved)
 {
+    if (!zh && !unresolved.empty()) {
+        log->write(log_level::error, "cannot resolve ZooKeeper host '" + unresolved + "'");
+        close(zklock::error::unresolvable_host);
+        return;
+    }
     if (!zh) {
         log->write(log_level::error, "cannot use ZooKeeper host string '" + cfg.hosts + "': " + std::strerror(err));
         close(err == EINVAL || err == 0 ? error_code(zklock::error::invalid_hosts)
@@ -422,6 +454,7 @@ void session_impl::on_session_event(int zk_state)
     if (s == session_state::connected) {
         if (const clientid_t* cid = zoo_client_id(zh_)) id = cid->client_id;
         negotiated = std::chrono::milliseconds(zoo_recv_timeout(zh_));
+        handshake_timer_.cancel();
         set_state(s);
         // A holder's touch may be stale after the reconnect. Posted: no request from inside the C client.
         if (keepalive_refs_ > 0)
@@ -471,6 +504,7 @@ void session_impl::enter_final(session_state s, error_code why)
     close_socket();
     timer_.cancel();
     keepalive_timer_.cancel();
+    handshake_timer_.cancel();
 
     if (!zh_) {
         on_handle_closed();
@@ -557,6 +591,12 @@ std::chrono::milliseconds session_impl::keepalive_interval() const
 {
     auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
     return std::max(std::chrono::milliseconds(1), std::min(t / 6, loss_grace() / 3));
+}
+
+std::chrono::milliseconds session_impl::one_look_limit() const
+{
+    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
+    return std::min(std::chrono::milliseconds(1000), t / 4);
 }
 
 void session_impl::finished(request_base* r, bool answered)
@@ -727,6 +767,23 @@ void session_impl::sync_socket(int fd)
         return;
     }
     sock_ino_ = st.st_ino;
+    if (state == session_state::connecting) watch_handshake();
+}
+
+void session_impl::watch_handshake()
+{
+    using namespace std::chrono_literals;
+    const auto limit = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(cfg.session_timeout / 3),
+                                  std::chrono::milliseconds(200), std::chrono::milliseconds(2000));
+    handshake_timer_.expires_after(limit);
+    handshake_timer_.async_wait([w = weak_from_this(), gen = sock_gen_, limit](error_code ec) {
+        auto self = w.lock();
+        if (ec || !self || self->sock_gen_ != gen || self->state != session_state::connecting || !self->sock_.is_open())
+            return;
+        self->log->write(log_level::warning, "a ZooKeeper server accepted the connection but did not answer within " +
+                                                 std::to_string(limit.count()) + " ms; trying the next one");
+        self->drop_connection();
+    });
 }
 
 void session_impl::close_socket()
@@ -815,6 +872,25 @@ void session_impl::remove(std::string path, int version, handler<> h)
         c_call scope(log.get());
         rc = zoo_adelete(zh_, path.c_str(), version,
                          [](int rc2, const void* data) { take<request<>>(data, rc2)->complete(zk_error(rc2)); }, r);
+    }
+    submit(r, rc);
+}
+
+void session_impl::sync(std::string path, handler<> h)
+{
+    if (auto ec = refusal(path)) {
+        post_completion(std::move(h), ec);
+        return;
+    }
+    auto* r = new request<>("sync");
+    r->owner = shared_from_this();
+    r->h = std::move(h);
+    int rc;
+    {
+        c_call scope(log.get());
+        rc = zoo_async(zh_, path.c_str(),
+                       [](int rc2, const char*, const void* data) { take<request<>>(data, rc2)->complete(zk_error(rc2)); },
+                       r);
     }
     submit(r, rc);
 }

@@ -120,9 +120,16 @@ public:
     error_code refusal(std::string_view path, bool sequential = false) const;
 
     /// The public handle is gone: helper threads must not post to the executor any more.
-    void detach_helpers() { link_->detach(); }
+    /// Close waiters are answered now: the helper can no longer tell them when the server confirmed.
+    void detach_helpers()
+    {
+        link_->detach();
+        if (!close_finished_ && is_final(state)) on_handle_closed();
+    }
     void create(op::create request, handler<std::string, stat> h);
     void remove(std::string path, int version, handler<> h);
+    /// Makes the server this session talks to catch up with the leader before it answers later reads.
+    void sync(std::string path, handler<> h);
     void exists(std::string path, watch* w, handler<std::optional<stat>> h);
     void get_data(std::string path, watch* w, handler<std::string, stat> h);
     void get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h);
@@ -147,6 +154,8 @@ public:
     void retain_keepalive();
     void release_keepalive();
     std::chrono::milliseconds keepalive_interval() const;
+    /// How long a one look (try_acquire, a zero timeout) may wait for ZooKeeper's answers.
+    std::chrono::milliseconds one_look_limit() const;
 
     /// Fault injection for tests (testing/faults.hpp); on the executor.
     struct fault_plan {
@@ -176,7 +185,7 @@ public:
     void post_completion(handler<Args...> h, error_code ec, Args... args);
 
 private:
-    void on_handle_created(_zhandle* zh, int err);
+    void on_handle_created(_zhandle* zh, int err, const std::string& unresolved);
     void on_handle_closed();
     void pump();
     void kick();
@@ -221,6 +230,10 @@ private:
     std::size_t keepalive_refs_ = 0;
     bool keepalive_in_flight_ = false;
     asio::steady_timer keepalive_timer_;
+    /// A server that accepts the TCP connection but never answers the handshake (frozen, overloaded)
+    /// would hold the C client for 2/3 of the session timeout: after this long it moves on.
+    asio::steady_timer handshake_timer_;
+    void watch_handshake();
     void keepalive_tick();
     std::vector<fault_plan> faults_;
     std::optional<fault_plan> take_fault(const char* kind, bool lose_answer);

@@ -1,0 +1,34 @@
+// What ZooKeeper and zklock accept, checked before anything is sent: paths, host lists, session settings.
+#pragma once
+
+#include <zklock/config.hpp>
+#include <zklock/error.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace zklock {
+
+/// The longest znode path zklock sends. ZooKeeper's own limit is its packet size (jute.maxbuffer, 1 MiB by
+/// default); a request over it makes the server drop the connection, so no path may come near it.
+inline constexpr std::size_t max_path_length = 32 * 1024;
+/// The longest credential secret (a digest "user:password").
+inline constexpr std::size_t max_secret_length = 4096;
+
+/// `error::invalid_path` unless ZooKeeper would accept `path`: absolute, no empty, "." or ".." part, no
+/// trailing '/', valid UTF-8 without the code points ZooKeeper refuses (U+0000 to U+001F, U+007F to
+/// U+009F, U+D800 to U+F8FF, U+FFF0 to U+FFFF), at most max_path_length bytes. `why`, if given, gets the
+/// reason in words.
+boost::system::error_code check_path(std::string_view path, std::string* why = nullptr);
+
+/// `error::invalid_hosts` unless `hosts` is "host:port[,host:port...][/chroot]" with ports 1 to 65535 and a
+/// valid chroot path.
+boost::system::error_code check_hosts(std::string_view hosts, std::string* why = nullptr);
+
+/// The host list, then `error::invalid_config` for a session_timeout outside 1 s to 24 h (the server then
+/// negotiates it into [2, 20] ticks), a connect_timeout or loss_grace not above zero or over 24 h, or a
+/// credential with an empty scheme or a secret over max_secret_length.
+boost::system::error_code check_config(const session_config& config, std::string* why = nullptr);
+
+}  // namespace zklock
