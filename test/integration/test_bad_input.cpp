@@ -1,0 +1,267 @@
+// Bad input gets a clear error, at once, and loses nothing: a table of what a careful new user tries,
+// each row expecting a named error within a bound, with no znode left and the session still usable.
+#define BOOST_TEST_MODULE zklock bad input
+#include "test_util.hpp"
+
+#include <zklock/validation.hpp>
+
+#include <cmath>
+#include <limits>
+
+using namespace test;
+using zklock::mutex;
+using zklock::session;
+using zerr = zklock::error;
+
+namespace {
+
+using std::chrono::duration;
+
+/// A connected session, another one holding the lock of `held`, and a clean directory per test.
+struct fixture {
+    asio::io_context& ioc;
+    session s, holder;
+    std::string root = unique_path("bad-input");
+    std::string held = root + "/held";
+    zklock::guard holding;
+    explicit fixture(asio::io_context& io)
+        : ioc(io), s(io, config_for(shared_server().connect_string())), holder(io, config_for(shared_server().connect_string()))
+    {
+    }
+    asio::awaitable<void> start()
+    {
+        co_await s.async_connect(use_awaitable);
+        co_await holder.async_connect(use_awaitable);
+        mutex m(holder, held);
+        holding = co_await m.acquire(5s, use_awaitable);
+    }
+};
+
+using step = std::function<asio::awaitable<error_code>(fixture&)>;
+
+struct row {
+    std::string name;
+    step run;
+    error_code expected;
+    std::chrono::milliseconds within = 1s;
+};
+
+step acquire_at(std::string path)
+{
+    return [path](fixture& f) -> asio::awaitable<error_code> {
+        mutex m(f.s, path);
+        auto [ec, g] = co_await m.acquire(1s, tuple_awaitable);
+        co_return ec;
+    };
+}
+
+/// An acquire of the held lock that must still be waiting after 300 ms (no deadline, or a long one),
+/// then is cancelled; a timeout that overflowed gave up at once instead.
+template <class Duration>
+step waits_on_held(Duration timeout)
+{
+    return [timeout](fixture& f) -> asio::awaitable<error_code> {
+        mutex m(f.s, f.held);
+        asio::steady_timer t(f.ioc, 300ms);
+        using namespace boost::asio::experimental::awaitable_operators;
+        auto r = co_await (m.acquire(timeout, tuple_awaitable) || t.async_wait(tuple_awaitable));
+        if (r.index() == 0) co_return std::get<0>(std::get<0>(r));  // finished early: the error says why
+        co_return error_code{};                                       // still waiting: right
+    };
+}
+
+template <class Duration>
+step one_look_on_held(Duration timeout)
+{
+    return [timeout](fixture& f) -> asio::awaitable<error_code> {
+        mutex m(f.s, f.held);
+        auto [ec, g] = co_await m.acquire(timeout, tuple_awaitable);
+        co_return ec;
+    };
+}
+
+step connect_with(std::function<void(zklock::session_config&)> change)
+{
+    return [change](fixture& f) -> asio::awaitable<error_code> {
+        auto cfg = config_for(shared_server().connect_string());
+        change(cfg);
+        session s(f.ioc, cfg);
+        auto [ec] = co_await s.async_connect(tuple_awaitable);
+        co_return ec;
+    };
+}
+
+step hosts(std::string h)
+{
+    return connect_with([h](zklock::session_config& c) { c.hosts = h; });
+}
+
+std::vector<row> rows()
+{
+    std::vector<row> r;
+    auto path = [&](std::string name, std::string p) { r.push_back({"path " + name, acquire_at(p), zerr::invalid_path}); };
+    path("empty", "");
+    path("relative", "locks/a");
+    path("trailing slash", "/locks/a/");
+    path("root", "/");
+    path("double slash", "//locks");
+    path("empty part", "/locks//a");
+    path("dot", "/locks/./a");
+    path("dot dot", "/locks/../a");
+    path("ends in dot", "/locks/.");
+    path("NUL", std::string("/locks/a\0b", 10));
+    path("control", "/locks/a\x01");
+    path("DEL", "/locks/a\x7f");
+    path("U+0080", "/locks/a\xc2\x80");
+    path("U+009F", "/locks/a\xc2\x9f");
+    path("invalid byte", "/locks/a\xff");
+    path("overlong", "/locks/a\xc0\xaf");
+    path("surrogate", "/locks/a\xed\xa0\x80");
+    path("private use", "/locks/a\xee\x80\x80");
+    path("U+FFF0", "/locks/a\xef\xbf\xb0");
+    path("truncated", "/locks/a\xe2\x82");
+    path("40 KB", "/locks/" + std::string(40 * 1024, 'x'));
+    path("2 MB", "/locks/" + std::string(2 * 1024 * 1024, 'x'));
+
+    auto no_deadline = [&](std::string name, step s) { r.push_back({"timeout " + name, std::move(s), {}, 2s}); };
+    no_deadline("seconds::max", waits_on_held(std::chrono::seconds::max()));
+    no_deadline("hours::max", waits_on_held(std::chrono::hours::max()));
+    no_deadline("nanoseconds::max", waits_on_held(std::chrono::nanoseconds::max()));
+    no_deadline("steady_clock::duration::max", waits_on_held(std::chrono::steady_clock::duration::max()));
+    no_deadline("300 years", waits_on_held(std::chrono::years(300)));
+    no_deadline("infinite double", waits_on_held(duration<double>(std::numeric_limits<double>::infinity())));
+    no_deadline("1e300 s double", waits_on_held(duration<double>(1e300)));
+    auto one_look = [&](std::string name, step s) { r.push_back({"timeout " + name, std::move(s), zerr::timeout}); };
+    one_look("zero", one_look_on_held(0s));
+    one_look("negative", one_look_on_held(-5s));
+    one_look("nanoseconds::min", one_look_on_held(std::chrono::nanoseconds::min()));
+    one_look("NaN", one_look_on_held(duration<double>(std::nan(""))));
+    one_look("-infinity", one_look_on_held(duration<double>(-std::numeric_limits<double>::infinity())));
+
+    auto config = [&](std::string name, std::function<void(zklock::session_config&)> c) {
+        r.push_back({"config " + name, connect_with(std::move(c)), zerr::invalid_config});
+    };
+    config("session_timeout 0", [](auto& c) { c.session_timeout = 0ms; });
+    config("session_timeout 1 ms", [](auto& c) { c.session_timeout = 1ms; });
+    config("session_timeout negative", [](auto& c) { c.session_timeout = -5s; });
+    config("session_timeout 1000 h", [](auto& c) { c.session_timeout = std::chrono::hours(1000); });
+    config("connect_timeout 0", [](auto& c) { c.connect_timeout = 0ms; });
+    config("connect_timeout negative", [](auto& c) { c.connect_timeout = -1s; });
+    config("loss_grace 0", [](auto& c) { c.loss_grace = 0ms; });
+    config("2 MB secret", [](auto& c) { c.credentials.push_back({"digest", std::string(2 * 1024 * 1024, 'x')}); });
+    config("empty scheme", [](auto& c) { c.credentials.push_back({"", "u:p"}); });
+
+    auto host = [&](std::string name, std::string h, error_code e = zerr::invalid_hosts) {
+        r.push_back({"hosts " + name, hosts(h), e});
+    };
+    host("empty", "");
+    host("only a chroot", "/app");
+    host("port 99999", "127.0.0.1:99999");
+    host("port 0", "127.0.0.1:0");
+    host("port 65536", "127.0.0.1:65536");
+    host("no port", "127.0.0.1");
+    host("no host", ":2181");
+    host("port not a number", "127.0.0.1:abc");
+    host("trailing comma", "127.0.0.1:2181,");
+    host("empty entry", "127.0.0.1:2181,,127.0.0.1:2182");
+    host("bad chroot", "127.0.0.1:2181/app//x");
+    host("space", "127.0.0.1 :2181");
+    host("unresolvable", "no-such-host.invalid:2181", zerr::unresolvable_host);
+
+    r.push_back({"second mutex with another ACL", [](fixture& f) -> asio::awaitable<error_code> {
+                     mutex first(f.s, f.root + "/acl");
+                     mutex second(f.s, f.root + "/acl", {.acl = zklock::creator_all_acl()});
+                     auto [ec, g] = co_await second.acquire(1s, tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::conflicting_options});
+    r.push_back({"second mutex with another hand-off limit", [](fixture& f) -> asio::awaitable<error_code> {
+                     mutex first(f.s, f.root + "/limit");
+                     mutex second(f.s, f.root + "/limit", {.local_handoff_limit = 0});
+                     auto [ec, g] = co_await second.try_acquire(tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::conflicting_options});
+    r.push_back({"mutex of a moved-from session", [](fixture& f) -> asio::awaitable<error_code> {
+                     session s(f.ioc, config_for(shared_server().connect_string()));
+                     session taken(std::move(s));
+                     mutex m(s, f.root + "/moved");  // NOLINT(bugprone-use-after-move): that is the point
+                     auto [ec, g] = co_await m.acquire(1s, tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::no_session});
+    r.push_back({"acquire before connect", [](fixture& f) -> asio::awaitable<error_code> {
+                     session s(f.ioc, config_for(shared_server().connect_string()));
+                     mutex m(s, f.root + "/idle");
+                     auto [ec, g] = co_await m.acquire(1s, tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::not_connected});
+    r.push_back({"acquire after close", [](fixture& f) -> asio::awaitable<error_code> {
+                     session s(f.ioc, config_for(shared_server().connect_string()));
+                     co_await s.async_connect(use_awaitable);
+                     co_await s.async_close(use_awaitable);
+                     mutex m(s, f.root + "/closed");
+                     auto [ec, g] = co_await m.acquire(1s, tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::session_closed});
+    r.push_back({"release of an empty guard", [](fixture&) -> asio::awaitable<error_code> {
+                     zklock::guard g;
+                     auto [ec] = co_await g.release(tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::not_held});
+    r.push_back({"wait for loss on an empty guard", [](fixture&) -> asio::awaitable<error_code> {
+                     zklock::guard g;
+                     auto [ec, why] = co_await g.async_wait_lost(tuple_awaitable);
+                     co_return ec;
+                 },
+                 zerr::not_held});
+    return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_bad_input_gets_a_named_error_at_once_and_loses_nothing)
+{
+    asio::io_context ioc;
+    fixture f(ioc);
+    const auto table = rows();
+    BOOST_TEST(table.size() >= 40u);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await f.start();
+        const auto requests_before = f.s.stats().requests;
+        for (const auto& r : table) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto ec = co_await r.run(f);
+            const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+            BOOST_TEST(ec == r.expected, r.name << ": got '" << ec.message() << "', expected '" << r.expected.message() << "'");
+            BOOST_TEST((took <= r.within), r.name << ": took " << took.count() << " ms");
+            BOOST_TEST(f.s.state() == zklock::session_state::connected, r.name << ": the session suffered");
+        }
+        // Nothing bad was sent: the only requests were the held path's waits (two per waits_on_held row
+        // at most: create and listing, plus watches), and the directory holds only the holder's node.
+        BOOST_TEST_MESSAGE("requests sent for " << table.size() << " rows: " << f.s.stats().requests - requests_before);
+        auto left = co_await children(f.s, f.held);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return (co_await children(f.s, f.held)).size() == 1u; }));
+        BOOST_TEST((co_await children(f.s, f.root)).size() <= 1u);  // "held" and nothing else
+        auto [ec, data, st] = co_await f.s.async_get_data("/", tuple_awaitable);
+        BOOST_TEST(!ec, "the session still works: " << ec.message());
+    }, 120s);
+}
+
+BOOST_AUTO_TEST_CASE(the_checks_explain_what_is_wrong)
+{
+    std::string why;
+    BOOST_TEST(zklock::check_hosts("127.0.0.1:99999", &why) == zerr::invalid_hosts);
+    BOOST_TEST(why.find("99999") != std::string::npos, why);
+    BOOST_TEST(zklock::check_path("/locks/" + std::string(40000, 'x'), &why) == zerr::invalid_path);
+    BOOST_TEST(why.find("bytes") != std::string::npos, why);
+    zklock::session_config c;
+    c.session_timeout = 1ms;
+    BOOST_TEST(zklock::check_config(c, &why) == zerr::invalid_config);
+    BOOST_TEST(why.find("ticks") != std::string::npos, why);
+    BOOST_TEST(!zklock::check_hosts("127.0.0.1:2181,localhost:2182/app"));
+    BOOST_TEST(!zklock::check_path("/locks/caf\xc3\xa9/\xe2\x82\xac"));
+}
