@@ -26,6 +26,9 @@ enum class error {
     unresolvable_host,     ///< a host name of the host list cannot be resolved
     conflicting_options,   ///< another lock object of this session on the same path has other options
     no_session,            ///< the session object was moved from: it has no session to use
+    no_create_permission,  ///< the lock directory's ACL does not let this session create its lock node
+    no_delete_permission,  ///< ... does not let it delete its lock node (it would block everyone): refused
+    no_read_permission,    ///< ... does not let it list the contenders
 };
 
 const boost::system::error_category& zklock_category() noexcept;

@@ -152,6 +152,7 @@ public:
     /// requests in order, so the listing already contains the new node).
     void start()
     {
+        if (!s_->permitted(dir_)) return check_permissions();
         const auto r = ++round_;
         czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
         auto self = shared_from_this();
@@ -214,6 +215,7 @@ private:
         }
         ++round_;  // the pipelined listing is moot
         if (ec == zk_errc::no_node) return make_parents();
+        if (ec == zk_errc::no_auth) return fail(zklock::error::no_create_permission);
         if (is_retryable(ec)) return after_reconnect([](contender& c) { c.find_own_node(); });
         fail(ec);
     }
@@ -335,16 +337,68 @@ private:
 
     // The lock directory is missing: create it and its ancestors as containers (the server removes them
     // once empty), all pipelined, then try again.
+    // Before the first node in a directory: may we delete what we create, and list the directory? A node
+    // we cannot delete would block every other process until our session ends. The server checks a
+    // delete's ACL before the node's existence, so deleting a child that does not exist answers NOAUTH
+    // without DELETE permission and NONODE with it; the listing needs READ. Pipelined: one round trip,
+    // once per directory and session.
+    void check_permissions()
+    {
+        const auto r = ++round_;
+        auto self = shared_from_this();
+        s_->remove(dir_ + "/zklock-permission-probe", -1, [self, r](error_code ec) {
+            if (r == self->round_) self->probe_ = ec;
+        });
+        s_->get_children(dir_, nullptr, [self, r](error_code ec, std::vector<std::string>, stat) {
+            if (self->finished() || r != self->round_) return;
+            if (is_retryable(ec) || is_retryable(self->probe_))
+                return self->after_reconnect([](contender& c) { c.start(); });
+            if (ec == zk_errc::no_node) return self->make_parents();
+            if (self->probe_ == zk_errc::no_auth) return self->fail(zklock::error::no_delete_permission);
+            if (ec == zk_errc::no_auth) return self->fail(zklock::error::no_read_permission);
+            if (ec) return self->fail(ec);
+            self->s_->note_permitted(self->dir_);
+            self->start();
+        });
+    }
+
+    // The lock directory is missing. Look before creating, as Curator does: ZooKeeper checks CREATE on
+    // the parent before it checks existence, so "creating" an ancestor that exists under a locked-down
+    // parent fails. All existence checks pipelined, then the missing part created as containers (the
+    // server removes them once empty), pipelined too.
     void make_parents()
     {
-        const auto& dir = dir_;
-        std::size_t pos = 0;
+        std::vector<std::string> parts;  // each ancestor, then the directory itself
+        for (std::size_t pos = dir_.find('/', 1);; pos = dir_.find('/', pos + 1)) {
+            parts.push_back(pos == std::string::npos ? dir_ : dir_.substr(0, pos));
+            if (pos == std::string::npos) break;
+        }
+        const auto r = ++round_;
+        auto self = shared_from_this();
+        auto present = std::make_shared<std::vector<int>>(parts.size(), 0);  // 1 exists, 0 missing, -1 error
+        auto failure = std::make_shared<error_code>();
+        for (std::size_t i = 0; i < parts.size(); ++i)
+            s_->exists(parts[i], nullptr, [self, r, i, present, failure, parts](error_code ec, std::optional<stat> st) {
+                if (self->finished() || r != self->round_) return;
+                if (ec && !*failure) *failure = ec;
+                (*present)[i] = ec ? -1 : st ? 1 : 0;
+                if (i + 1 < parts.size()) return;  // the last answer comes last
+                if (is_retryable(*failure)) return self->after_reconnect([](contender& c) { c.start(); });
+                if (*failure) return self->fail(*failure);
+                std::size_t first_missing = 0;
+                while (first_missing < parts.size() && (*present)[first_missing] == 1) ++first_missing;
+                if (first_missing == parts.size()) return self->start();
+                self->create_parents(parts, first_missing);
+            });
+    }
+
+    void create_parents(const std::vector<std::string>& parts, std::size_t from)
+    {
         std::shared_ptr<contender> self = shared_from_this();
         const auto r = ++round_;
-        for (;;) {  // each ancestor, then the directory itself
-            pos = dir.find('/', pos + 1);
-            const bool last = pos == std::string::npos;
-            std::string part = last ? dir : dir.substr(0, pos);
+        for (std::size_t i = from; i < parts.size(); ++i) {
+            const bool last = i + 1 == parts.size();
+            std::string part = parts[i];
             auto on_done = [self, r, last](error_code ec, std::string, stat) {
                 if (self->finished() || r != self->round_) return;
                 if (ec == zk_errc::node_exists) ec = {};
@@ -354,7 +408,6 @@ private:
                 self->start();
             };
             s_->create(op::create{std::move(part), "", create_mode::container, acl_}, std::move(on_done));
-            if (last) break;
         }
     }
 
@@ -428,6 +481,7 @@ private:
     std::int64_t czxid_ = 0;
     phase phase_ = phase::creating;
     bool pred_is_head_ = false;
+    error_code probe_;  // the permission probe's answer
     bool announce_when_watched_ = false;
     std::uint64_t round_ = 0;  // answers to requests of an earlier round are stale
     watch pred_watch_, own_watch_, kids_watch_;

@@ -48,6 +48,14 @@ public:
             return "another lock object of this session locks the same path with different options (ACL, "
                    "linger, hand-off limit): use the same options for one path";
         case error::no_session: return "the session object was moved from: it has no session to use";
+        case error::no_create_permission:
+            return "not authorized: the lock directory's ACL does not grant this session CREATE";
+        case error::no_delete_permission:
+            return "not authorized: the lock directory's ACL does not grant this session DELETE, so a lock node "
+                   "could not be removed on release; nothing was created";
+        case error::no_read_permission:
+            return "not authorized: the lock directory's ACL does not grant this session READ (to list the "
+                   "contenders); nothing was created";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <sys/types.h>
@@ -108,6 +109,13 @@ public:
     /// The recipes' per-path shared state (e.g. "mutex:/locks/a" -> lock_queue), so that every lock
     /// object of this session on one path shares one contender node.
     std::unordered_map<std::string, std::weak_ptr<void>> recipes;
+    /// Lock directories whose ACL was found to let this session list them and delete its nodes there.
+    bool permitted(const std::string& dir) const { return permitted_dirs_.count(dir) != 0; }
+    void note_permitted(const std::string& dir)
+    {
+        if (permitted_dirs_.size() >= 10'000) permitted_dirs_.clear();  // a bound, not an eviction policy
+        permitted_dirs_.insert(dir);
+    }
 
     // The operations (called on the executor).
     void connect(handler<> h);
@@ -236,6 +244,7 @@ private:
     void watch_handshake();
     void keepalive_tick();
     std::vector<fault_plan> faults_;
+    std::unordered_set<std::string> permitted_dirs_;
     std::optional<fault_plan> take_fault(const char* kind, bool lose_answer);
 
     std::shared_ptr<helper_link> link_;
