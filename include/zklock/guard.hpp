@@ -107,6 +107,10 @@ public:
      * lock has passed to the next coroutine of this session; with the loss reason if it had been lost
      * meanwhile; with `error::not_held` on an empty guard. The guard is empty afterwards either way.
      * Signature `void(error_code)`.
+     *
+     * Cancellation (any type): completes at once with `operation_aborted`; the node is deleted in the
+     * background all the same (or goes with the session). Executor: completes on the handler's
+     * associated executor. Thread safety: from any thread (see the class).
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto release(CompletionToken&& token = {})

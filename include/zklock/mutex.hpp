@@ -79,8 +79,10 @@ struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
  *
  * @par Errors
  * `error::timeout` when the deadline passed first (it covers the whole acquire, reconnects included),
- * `error::session_expired`, `error::session_closed`, `error::invalid_path`, ZooKeeper's codes
- * (`zk_errc::no_auth` when the path's ACL refuses us).
+ * `error::session_expired`, `error::session_closed`, `error::not_connected`, `error::invalid_path`,
+ * `error::conflicting_options`, `error::no_session`, `error::no_create_permission`,
+ * `error::no_delete_permission`, `error::no_read_permission` (the lock directory's ACL; nothing is
+ * created then), and ZooKeeper's codes for anything else the server refuses.
  *
  * @par Executor and thread safety
  * Make a mutex on its session's executor. `acquire` may be initiated from any thread or strand, and
