@@ -209,6 +209,19 @@ private:
     void settle_watch(const std::shared_ptr<watch_state>& w, bool armed);
     template <class Request>
     bool submit(Request* r, int rc);
+    /// What a read asks to watch: `w` (nothing if null) is to be armed as a watch of `kind` (a
+    /// ZooWatcherType) on `*path`.
+    struct watch_spec {
+        watch* w = nullptr;
+        int kind = 0;
+        const std::string* path = nullptr;
+    };
+    /// The skeleton of every typed operation (defined in operations.cpp, its only user): completes `h` with
+    /// `refused` if that is set; else makes a request of `kind` that answers `h`, prepares the watch `ws`
+    /// asks for, makes the C call by `call(request&)` (under c_call; it returns the C client's code) and
+    /// submits the request.
+    template <class Call, class... Args>
+    void start_request(const char* kind, error_code refused, handler<Args...> h, watch_spec ws, Call call);
 
     _zhandle* zh_ = nullptr;
     asio::posix::stream_descriptor sock_;  // owns a dup() of the C client's socket, never its own fd
@@ -278,7 +291,7 @@ void complete_without_session(handler<Args...> h, error_code ec, Args... args)
     asio::post(asio::system_executor(), asio::append(std::move(h), ec, std::move(args)...));
 }
 
-/// Held around every call into the C client (see session.cpp).
+/// Held around every call into the C client (see c_call in c_client.hpp).
 std::mutex& c_client_mutex();
 
 /// Validates a znode path the way the server would, so a bad path fails fast and clearly.

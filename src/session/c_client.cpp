@@ -1,0 +1,176 @@
+// The wrapper around ZooKeeper's single-threaded C client (see c_client.hpp).
+#include "c_client.hpp"
+
+#include <algorithm>
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+namespace zklock::detail {
+
+std::mutex& c_client_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+// --- Logging ------------------------------------------------------------------------------------
+namespace {
+
+thread_local const log_target* current_log = nullptr;
+
+// The C client's level is process-wide, and its st build formats every line into static buffers. It
+// starts at INFO: turn it off until a session with a log sink asks for it, then raise it to the most
+// talkative session's threshold and filter per session. Guarded by c_client_mutex().
+std::atomic<int> c_log_level{-1};
+
+}  // namespace
+
+log_scope::log_scope(const log_target* t) : saved(current_log) { current_log = t; }
+log_scope::~log_scope() { current_log = saved; }
+
+void on_c_log(const char* message)
+{
+    if (!current_log || !message) return;
+    std::string_view m(message);
+    auto level = log_level::debug;
+    if (m.find("ZOO_ERROR@") != m.npos) level = log_level::error;
+    else if (m.find("ZOO_WARN@") != m.npos) level = log_level::warning;
+    else if (m.find("ZOO_INFO@") != m.npos) level = log_level::info;
+    while (!m.empty() && (m.back() == '\n' || m.back() == '\r')) m.remove_suffix(1);
+    current_log->write(level, m);
+}
+
+void init_c_log_level()
+{
+    std::lock_guard<std::mutex> lock(c_client_mutex());
+    if (c_log_level.load() < 0) {
+        c_log_level.store(0);
+        zoo_set_debug_level(static_cast<ZooLogLevel>(0));
+    }
+}
+
+void raise_c_log_level(log_level wanted)
+{
+    std::lock_guard<std::mutex> lock(c_client_mutex());
+    if (static_cast<int>(wanted) > c_log_level.load()) {
+        c_log_level.store(static_cast<int>(wanted));
+        zoo_set_debug_level(static_cast<ZooLogLevel>(wanted));
+    }
+}
+
+// --- Conversions --------------------------------------------------------------------------------
+error_code zk_error(int rc) noexcept
+{
+    if (rc == ZOK) return {};
+    if (rc == ZSESSIONEXPIRED) return zklock::error::session_expired;
+    if (rc == ZCLOSING) return zklock::error::session_closed;
+    if (rc == ZAUTHFAILED) return zklock::error::auth_failed;
+    return {rc, zookeeper_category()};
+}
+
+zklock::stat to_stat(const struct Stat* s) noexcept
+{
+    zklock::stat r;
+    if (!s) return r;
+    r.czxid = s->czxid;
+    r.mzxid = s->mzxid;
+    r.pzxid = s->pzxid;
+    r.ctime_ms = s->ctime;
+    r.mtime_ms = s->mtime;
+    r.version = s->version;
+    r.cversion = s->cversion;
+    r.aversion = s->aversion;
+    r.ephemeral_owner = s->ephemeralOwner;
+    r.data_length = s->dataLength;
+    r.num_children = s->numChildren;
+    return r;
+}
+
+int to_zk_mode(create_mode m) noexcept
+{
+    switch (m) {
+    case create_mode::persistent: return ZOO_PERSISTENT;
+    case create_mode::ephemeral: return ZOO_EPHEMERAL;
+    case create_mode::persistent_sequential: return ZOO_PERSISTENT_SEQUENTIAL;
+    case create_mode::ephemeral_sequential: return ZOO_EPHEMERAL_SEQUENTIAL;
+    case create_mode::container: return ZOO_CONTAINER;
+    }
+    return ZOO_PERSISTENT;
+}
+
+bool is_sequential(create_mode m) noexcept
+{
+    return m == create_mode::persistent_sequential || m == create_mode::ephemeral_sequential;
+}
+
+c_acl::c_acl(const acl& a)
+{
+    entries.reserve(a.size());
+    for (const auto& e : a)
+        entries.push_back(ACL{e.perms, Id{const_cast<char*>(e.scheme.c_str()), const_cast<char*>(e.id.c_str())}});
+    vec.count = static_cast<int32_t>(entries.size());
+    vec.data = entries.data();
+}
+
+session_state from_zk_state(int s) noexcept
+{
+    if (s == ZOO_CONNECTED_STATE || s == ZOO_READONLY_STATE) return session_state::connected;
+    if (s == ZOO_EXPIRED_SESSION_STATE) return session_state::expired;
+    if (s == ZOO_AUTH_FAILED_STATE) return session_state::auth_failed;
+    return session_state::connecting;
+}
+
+bool from_server(int rc) noexcept
+{
+    return rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT && rc != ZCLOSING && rc != ZSESSIONEXPIRED &&
+           rc != ZINVALIDSTATE && rc != ZAUTHFAILED && rc != ZSYSTEMERROR && rc != ZRUNTIMEINCONSISTENCY;
+}
+
+// --- Helper threads -----------------------------------------------------------------------------
+helper_threads& helper_threads::instance()
+{
+    static helper_threads h;
+    return h;
+}
+
+helper_threads::~helper_threads()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& t : threads_) t.thread.join();
+}
+
+// The C client refuses the whole host list when one name does not resolve, and says only "errno": find
+// the name (on the helper thread: getaddrinfo blocks).
+std::string first_unresolvable(const std::string& hosts)
+{
+    std::string_view list(hosts);
+    list = list.substr(0, list.find('/'));
+    while (!list.empty()) {
+        auto entry = list.substr(0, list.find(','));
+        list.remove_prefix(std::min(list.size(), entry.size() + 1));
+        std::string host(entry.substr(0, entry.rfind(':')));
+        if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* res = nullptr;
+        if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return host;
+        ::freeaddrinfo(res);
+    }
+    return {};
+}
+
+// zookeeper_close may wait 4.5 s for a silent server (3 s to flush, 1.5 s for the answer): never on the
+// event loop, and without the process-wide mutex, or every other session's pump would wait for it. What
+// it touches that other handles share is harmless unlocked: the request-id counter (a duplicate id is
+// harmless, answers are matched per handle in order) and, only when logging is on, the static log
+// buffers; then it keeps the mutex, so that no log line is garbled.
+void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
+{
+    log_scope scope(lg.get());
+    std::unique_lock<std::mutex> lock(c_client_mutex(), std::defer_lock);
+    if (c_log_level.load() > 0) lock.lock();
+    zookeeper_close(zh);
+}
+
+}  // namespace zklock::detail

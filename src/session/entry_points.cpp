@@ -1,0 +1,104 @@
+// The public handles: zklock::session and the entry points (detail::async_*) its operations and
+// zklock::watch call, each handing the work to the session's shared state.
+#include "session_impl.hpp"
+
+// --- The public handles -------------------------------------------------------------------------
+namespace zklock {
+
+session::session(executor_type ex, session_config config)
+    : impl_(std::make_shared<detail::session_impl>(std::move(ex), std::move(config)))
+{
+}
+
+session& session::operator=(session&& other) noexcept
+{
+    if (this != &other) {
+        if (impl_) {
+            impl_->close();
+            impl_->detach_helpers();
+        }
+        impl_ = std::move(other.impl_);
+    }
+    return *this;
+}
+
+session::~session()
+{
+    if (impl_) {
+        impl_->close();
+        impl_->detach_helpers();
+    }
+}
+
+session::executor_type session::get_executor() const noexcept { return impl_->ex; }
+const session_config& session::config() const noexcept { return impl_->cfg; }
+session_state session::state() const noexcept { return impl_->state; }
+std::int64_t session::id() const noexcept { return impl_->id; }
+std::chrono::milliseconds session::negotiated_timeout() const noexcept { return impl_->negotiated; }
+std::string session::hosts() const
+{
+    const auto& h = impl_->cfg.hosts;
+    return h.substr(0, h.find('/'));
+}
+void session::close() noexcept { impl_->close(); }
+session_stats session::stats() const noexcept { return impl_->stats; }
+
+bool watch::armed() const noexcept
+{
+    return state_ && state_->at == detail::watch_state::phase::armed;
+}
+
+namespace detail {
+void async_connect(const std::shared_ptr<session_impl>& s, handler<> h) { s->connect(std::move(h)); }
+void async_close(const std::shared_ptr<session_impl>& s, handler<> h) { s->close_and_wait(std::move(h)); }
+void async_wait_state(const std::shared_ptr<session_impl>& s, session_state from, handler<session_state> h)
+{
+    s->wait_state(from, std::move(h));
+}
+void async_create(const std::shared_ptr<session_impl>& s, op::create r, handler<std::string, stat> h)
+{
+    s->create(std::move(r), std::move(h));
+}
+void async_remove(const std::shared_ptr<session_impl>& s, std::string path, int version, handler<> h)
+{
+    s->remove(std::move(path), version, std::move(h));
+}
+void async_exists(const std::shared_ptr<session_impl>& s, std::string path, watch* w, handler<std::optional<stat>> h)
+{
+    s->exists(std::move(path), w, std::move(h));
+}
+void async_get_data(const std::shared_ptr<session_impl>& s, std::string path, watch* w, handler<std::string, stat> h)
+{
+    s->get_data(std::move(path), w, std::move(h));
+}
+void async_get_children(const std::shared_ptr<session_impl>& s, std::string path, watch* w,
+                        handler<std::vector<std::string>, stat> h)
+{
+    s->get_children(std::move(path), w, std::move(h));
+}
+void async_set_data(const std::shared_ptr<session_impl>& s, std::string path, std::string data, int version,
+                    handler<stat> h)
+{
+    s->set_data(std::move(path), std::move(data), version, std::move(h));
+}
+void async_multi(const std::shared_ptr<session_impl>& s, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+{
+    s->multi(std::move(ops), std::move(h));
+}
+void async_wait_watch(std::shared_ptr<watch_state> w, handler<watch_event> h)
+{
+    auto s = w ? w->session.lock() : nullptr;
+    if (!s) {  // never armed, or its session is gone
+        complete_without_session(std::move(h), error_code(zklock::error::watch_not_armed), watch_event{});
+        return;
+    }
+    s->wait_watch(w, std::move(h));
+}
+
+void drop_watch(const std::shared_ptr<watch_state>& w) noexcept
+{
+    if (!w) return;
+    if (auto s = w->session.lock()) s->drop_watch(w);
+}
+}  // namespace detail
+}  // namespace zklock

@@ -1,0 +1,392 @@
+// The typed operations: each hands one request to the C client and converts its completion; and the
+// watches that reads arm.
+#include "c_client.hpp"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace zklock::detail {
+namespace {
+
+// --- Requests -----------------------------------------------------------------------------------
+template <class... Args>
+class request final : public request_base {
+public:
+    explicit request(const char* what)
+    {
+        kind = what;
+        sent_at = std::chrono::steady_clock::now();  // before the C client sends it: never later than the touch
+    }
+    handler<Args...> h;
+    std::shared_ptr<watch_state> watch;  ///< the watch this read may arm
+    // zoo_amulti keeps pointers into these until its completion.
+    std::vector<zoo_op_t> ops;
+    std::vector<zoo_op_result_t> results;
+    std::vector<std::string> op_paths;
+    std::vector<std::vector<char>> path_buffers;
+    std::vector<c_acl> acls;
+
+    void complete(error_code ec, Args... args)
+    {
+        if (!owner) return;
+        if (owner->delay_answer(*this)) {
+            // A planned fault: deliver the answer once the session has noticed the dropped connection.
+            owner->wait_state(session_state::connected,
+                              [o = owner, h = std::move(h), ec, ... a = std::move(args)](error_code, session_state) mutable {
+                                  o->post_completion(std::move(h), ec, std::move(a)...);
+                              });
+            return;
+        }
+        owner->post_completion(std::move(h), ec, std::move(args)...);
+    }
+    void fail(error_code ec) override { complete(ec, Args{}...); }
+};
+
+/// Takes back the request a completion was given, with the C client's return code.
+template <class Request>
+std::unique_ptr<Request> take(const void* data, int rc)
+{
+    std::unique_ptr<Request> r(static_cast<Request*>(const_cast<void*>(data)));
+    if (r->owner) r->owner->finished(r.get(), from_server(rc));
+    return r;
+}
+
+// A per-operation cancellation abandons the wait; the C client still completes the request later. The
+// slot names the request by id, so a late or repeated signal finds nothing instead of a freed request.
+template <class Request>
+void bind_cancellation(Request* r)
+{
+    auto slot = asio::get_associated_cancellation_slot(r->h);
+    if (slot.is_connected())
+        slot.assign([w = std::weak_ptr<session_impl>(r->owner), id = r->id](asio::cancellation_type) {
+            if (auto s = w.lock()) s->cancel_request(id);
+        });
+}
+
+void node_watcher(zhandle_t* zh, int type, int, const char* path, void* ctx)
+{
+    // Session events reach every watcher; the session watcher handles them once.
+    if (type == ZOO_SESSION_EVENT) return;
+    auto* s = static_cast<session_impl*>(const_cast<void*>(zoo_get_context(zh)));
+    if (s) s->on_watch_fired(reinterpret_cast<std::uintptr_t>(ctx), type, path);
+}
+
+/// The watcher a read that may arm `w` gives the C client (none without a watch), and the watcher's
+/// context: the watch's id in the session's table, never a pointer.
+watcher_fn watcher_for(const watch_state* w) noexcept { return w ? node_watcher : nullptr; }
+void* watcher_context(const watch_state* w) noexcept
+{
+    return w ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(w->id)) : nullptr;
+}
+
+}  // namespace
+
+// --- The request skeleton -----------------------------------------------------------------------
+void session_impl::track(request_base* r)
+{
+    r->id = next_request_++;
+    inflight_.emplace(r->id, r);
+    ++stats.requests;
+}
+
+void session_impl::cancel_request(std::uint64_t rid)
+{
+    if (auto it = inflight_.find(rid); it != inflight_.end()) it->second->fail(asio::error::operation_aborted);
+}
+
+template <class Request>
+bool session_impl::submit(Request* r, int rc)
+{
+    if (rc != ZOK) {  // the C client refused the request; its completion will never run
+        std::unique_ptr<Request> owned(r);
+        error_code ec = zk_error(rc);
+        // The handle learnt of its end before our state did (the session event is still on its way):
+        // report the end itself, not the C client's "invalid state".
+        if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) ec = refusal();
+        owned->fail(ec);
+        return false;
+    }
+    track(r);
+    bind_cancellation(r);
+    kick();
+    if (!faults_.empty())
+        if (auto f = take_fault(r->kind, true)) {  // the request is on the wire (the st client flushes at once)
+            drop_connection();
+            if (f->then) f->then();
+        }
+    return true;
+}
+
+template <class Call, class... Args>
+void session_impl::start_request(const char* kind, error_code refused, handler<Args...> h, watch_spec ws, Call call)
+{
+    if (refused) {
+        post_completion(std::move(h), refused, Args{}...);
+        return;
+    }
+    auto* r = new request<Args...>(kind);
+    r->owner = shared_from_this();
+    r->h = std::move(h);
+    if (ws.w) r->watch = prepare_watch(ws.w, *ws.path, ws.kind);
+    int rc;
+    {
+        c_call scope(log.get());
+        rc = call(*r);
+    }
+    if (rc != ZOK) settle_watch(r->watch, false);
+    submit(r, rc);
+}
+
+// --- The operations -----------------------------------------------------------------------------
+void session_impl::create(op::create c, handler<std::string, stat> h)
+{
+    using req_t = request<std::string, stat>;
+    start_request("create", refusal(c.path, is_sequential(c.mode)), std::move(h), {}, [&](req_t& r) {
+        c_acl a(c.acl);
+        return zoo_acreate2(zh_, c.path.c_str(), c.data.data(), static_cast<int>(c.data.size()), &a.vec,
+                            to_zk_mode(c.mode),
+                            [](int rc2, const char* value, const struct Stat* st, const void* data) {
+                                auto req = take<req_t>(data, rc2);
+                                req->complete(zk_error(rc2), rc2 == ZOK && value ? std::string(value) : std::string{},
+                                              to_stat(st));
+                            },
+                            &r);
+    });
+}
+
+void session_impl::remove(std::string path, int version, handler<> h)
+{
+    using req_t = request<>;
+    start_request("remove", refusal(path), std::move(h), {}, [&](req_t& r) {
+        return zoo_adelete(zh_, path.c_str(), version,
+                           [](int rc2, const void* data) { take<req_t>(data, rc2)->complete(zk_error(rc2)); }, &r);
+    });
+}
+
+void session_impl::sync(std::string path, handler<> h)
+{
+    using req_t = request<>;
+    start_request("sync", refusal(path), std::move(h), {}, [&](req_t& r) {
+        return zoo_async(zh_, path.c_str(),
+                         [](int rc2, const char*, const void* data) { take<req_t>(data, rc2)->complete(zk_error(rc2)); },
+                         &r);
+    });
+}
+
+void session_impl::exists(std::string path, watch* w, handler<std::optional<stat>> h)
+{
+    using req_t = request<std::optional<stat>>;
+    start_request("exists", refusal(path), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](req_t& r) {
+        return zoo_awexists(
+            zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()),
+            [](int rc2, const struct Stat* st, const void* data) {
+                auto req = take<req_t>(data, rc2);
+                // An exists watch is set whether or not the node exists (it then waits for its creation).
+                if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK || rc2 == ZNONODE);
+                if (rc2 == ZNONODE) req->complete({}, std::nullopt);
+                else req->complete(zk_error(rc2), rc2 == ZOK ? std::optional<stat>(to_stat(st)) : std::nullopt);
+            },
+            &r);
+    });
+}
+
+void session_impl::get_data(std::string path, watch* w, handler<std::string, stat> h)
+{
+    using req_t = request<std::string, stat>;
+    start_request("get_data", refusal(path), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](req_t& r) {
+        return zoo_awget(
+            zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()),
+            [](int rc2, const char* value, int len, const struct Stat* st, const void* data) {
+                auto req = take<req_t>(data, rc2);
+                if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK);
+                req->complete(zk_error(rc2),
+                              rc2 == ZOK && value && len > 0 ? std::string(value, static_cast<std::size_t>(len))
+                                                             : std::string{},
+                              to_stat(st));
+            },
+            &r);
+    });
+}
+
+void session_impl::get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h)
+{
+    using req_t = request<std::vector<std::string>, stat>;
+    start_request("get_children", refusal(path), std::move(h), {w, ZWATCHTYPE_CHILD, &path}, [&](req_t& r) {
+        return zoo_awget_children2(
+            zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()),
+            [](int rc2, const struct String_vector* names, const struct Stat* st, const void* data) {
+                auto req = take<req_t>(data, rc2);
+                if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK);
+                std::vector<std::string> out;
+                if (rc2 == ZOK && names) {
+                    out.reserve(static_cast<std::size_t>(names->count));
+                    for (int i = 0; i < names->count; ++i) out.emplace_back(names->data[i]);
+                }
+                req->complete(zk_error(rc2), std::move(out), to_stat(st));
+            },
+            &r);
+    });
+}
+
+void session_impl::set_data(std::string path, std::string data, int version, handler<stat> h)
+{
+    using req_t = request<stat>;
+    start_request("set_data", refusal(path), std::move(h), {}, [&](req_t& r) {
+        return zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+                        [](int rc2, const struct Stat* st, const void* d) {
+                            take<req_t>(d, rc2)->complete(zk_error(rc2), to_stat(st));
+                        },
+                        &r);
+    });
+}
+
+void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+{
+    error_code ec = refusal();
+    for (const auto& o : ops) {
+        if (ec) break;
+        std::visit(
+            [&](const auto& x) {
+                bool seq = false;
+                if constexpr (std::is_same_v<std::decay_t<decltype(x)>, op::create>) seq = is_sequential(x.mode);
+                ec = refusal(x.path, seq);
+            },
+            o);
+    }
+    if (!ec && ops.empty()) {
+        post_completion(std::move(h), error_code{}, std::vector<multi_result>{});
+        return;
+    }
+    using req_t = request<std::vector<multi_result>>;
+    start_request("multi", ec, std::move(h), {}, [&](req_t& r) {
+        const auto n = ops.size();
+        r.ops.resize(n);
+        r.results.resize(n);
+        r.path_buffers.resize(n);
+        r.acls.reserve(n);
+        // The C client keeps pointers into the ops until the completion: the request owns their strings
+        // (op_paths holds each op's path at 2i and its data at 2i+1).
+        r.op_paths.resize(2 * n);
+        for (std::size_t i = 0; i < n; ++i) {
+            std::visit(
+                [&](auto& x) {
+                    using T = std::decay_t<decltype(x)>;
+                    r.op_paths[2 * i] = x.path;
+                    const char* p = r.op_paths[2 * i].c_str();
+                    if constexpr (std::is_same_v<T, op::create>) {
+                        r.op_paths[2 * i + 1] = x.data;
+                        r.path_buffers[i].assign(x.path.size() + 32, '\0');
+                        r.acls.emplace_back(x.acl);
+                        zoo_create_op_init(&r.ops[i], p, r.op_paths[2 * i + 1].data(),
+                                           static_cast<int>(r.op_paths[2 * i + 1].size()), &r.acls.back().vec,
+                                           to_zk_mode(x.mode), r.path_buffers[i].data(),
+                                           static_cast<int>(r.path_buffers[i].size()));
+                    } else if constexpr (std::is_same_v<T, op::remove>) {
+                        zoo_delete_op_init(&r.ops[i], p, x.version);
+                    } else if constexpr (std::is_same_v<T, op::set_data>) {
+                        r.op_paths[2 * i + 1] = x.data;
+                        r.results[i].stat = nullptr;
+                        zoo_set_op_init(&r.ops[i], p, r.op_paths[2 * i + 1].data(),
+                                        static_cast<int>(r.op_paths[2 * i + 1].size()), x.version, nullptr);
+                    } else {
+                        zoo_check_op_init(&r.ops[i], p, x.version);
+                    }
+                },
+                ops[i]);
+        }
+        return zoo_amulti(zh_, static_cast<int>(n), r.ops.data(), r.results.data(),
+                          [](int rc2, const void* d) {
+                              auto req = take<req_t>(d, rc2);
+                              std::vector<multi_result> out(req->results.size());
+                              for (std::size_t i = 0; i < out.size(); ++i) {
+                                  out[i].ec = zk_error(req->results[i].err);
+                                  if (req->ops[i].type == ZOO_CREATE_OP && req->results[i].err == ZOK)
+                                      out[i].path = req->path_buffers[i].data();
+                              }
+                              req->complete(zk_error(rc2), std::move(out));
+                          },
+                          &r);
+    });
+}
+
+// --- Watches ------------------------------------------------------------------------------------
+std::shared_ptr<watch_state> session_impl::prepare_watch(watch* w, const std::string& path, int kind)
+{
+    if (!w) return nullptr;
+    auto st = std::make_shared<watch_state>();
+    st->session = weak_from_this();
+    st->id = next_watch_id_++;
+    st->path = path;
+    st->kind = kind;
+    watches_.emplace(st->id, st);
+    *w = watch{};  // drops whatever it watched before
+    w->state_ = st;
+    return st;
+}
+
+void session_impl::settle_watch(const std::shared_ptr<watch_state>& w, bool armed)
+{
+    if (!w || w->at != watch_state::phase::registering) return;
+    if (armed) {
+        w->at = watch_state::phase::armed;
+        return;
+    }
+    // The read failed, so the C client did not keep the watcher.
+    w->at = watch_state::phase::dropped;
+    watches_.erase(w->id);
+}
+
+void session_impl::on_watch_fired(std::uint64_t wid, int zk_type, const char* path)
+{
+    auto it = watches_.find(wid);
+    if (it == watches_.end()) return;
+    auto w = it->second;
+    watches_.erase(it);
+    ++stats.watch_events;
+    w->at = watch_state::phase::fired;
+    w->event.path = path ? path : "";
+    if (zk_type == ZOO_CREATED_EVENT) w->event.type = watch_event_type::created;
+    else if (zk_type == ZOO_DELETED_EVENT) w->event.type = watch_event_type::deleted;
+    else if (zk_type == ZOO_CHANGED_EVENT) w->event.type = watch_event_type::data_changed;
+    else w->event.type = watch_event_type::children_changed;
+    if (w->waiter) post_completion(std::move(w->waiter), error_code{}, w->event);
+}
+
+void session_impl::wait_watch(const std::shared_ptr<watch_state>& w, handler<watch_event> h)
+{
+    switch (w->at) {
+    case watch_state::phase::fired: post_completion(std::move(h), error_code{}, w->event); return;
+    case watch_state::phase::failed: post_completion(std::move(h), w->error, watch_event{}); return;
+    case watch_state::phase::dropped:
+        post_completion(std::move(h), error_code(asio::error::operation_aborted), watch_event{});
+        return;
+    default: break;
+    }
+    if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
+    w->waiter = std::move(h);
+    const auto seq = ++w->waiter_seq;
+    if (auto slot = asio::get_associated_cancellation_slot(w->waiter); slot.is_connected())
+        slot.assign([wp = std::weak_ptr<watch_state>(w), seq](asio::cancellation_type) {
+            auto st = wp.lock();
+            if (!st || st->waiter_seq != seq) return;  // a later waiter replaced the one this slot was for
+            if (auto s = st->session.lock())
+                s->post_completion(std::move(st->waiter), error_code(asio::error::operation_aborted), watch_event{});
+        });
+}
+
+void session_impl::drop_watch(const std::shared_ptr<watch_state>& w)
+{
+    const bool live = w->at == watch_state::phase::armed || w->at == watch_state::phase::registering;
+    w->at = watch_state::phase::dropped;
+    if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
+    if (!live || !watches_.erase(w->id) || !zh_ || is_final(state)) return;
+    // Forget it in the client only (local = 1). ZooKeeper 3.8's C client cannot remove a watch from the
+    // server: asked to (local = 0), it sends a checkWatches request and then forgets the watch locally,
+    // so the server keeps the one-shot watch until the node changes or the session ends. It is then
+    // delivered to an id we no longer know, and ignored.
+    c_call scope(log.get());
+    zoo_aremove_watches(zh_, w->path.c_str(), static_cast<ZooWatcherType>(w->kind), node_watcher,
+                        watcher_context(w.get()), 1, nullptr, nullptr);
+}
+
+}  // namespace zklock::detail

@@ -1,0 +1,148 @@
+// The pump: the session's executor drives the single-threaded C client through its socket and timeout.
+#include "c_client.hpp"
+
+#include <algorithm>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zklock::detail {
+
+// --- The pump -----------------------------------------------------------------------------------
+// interest -> wait for the socket or the C client's timeout -> process -> interest ...
+void session_impl::pump()
+{
+    if (!zh_ || is_final(state)) return;
+    int fd = -1, interest = 0;
+    timeval tv{};
+    int rc;
+    {
+        c_call scope(log.get());
+        rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    }
+    if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
+    // ZCONNECTIONLOSS and ZOPERATIONTIMEOUT are transient: the C client reconnects on a later interest.
+    sync_socket(fd);
+    if (sock_.is_open()) {
+        auto arm = [this](asio::posix::stream_descriptor::wait_type type, bool& armed, int event) {
+            armed = true;
+            sock_.async_wait(type, [self = shared_from_this(), gen = sock_gen_, &armed, event](error_code ec) {
+                if (gen != self->sock_gen_) return;  // an old socket: its flags were reset when it was closed
+                armed = false;
+                if (!ec) self->process(event);
+            });
+        };
+        if ((interest & ZOOKEEPER_READ) && !read_armed_) arm(asio::posix::stream_descriptor::wait_read, read_armed_, ZOOKEEPER_READ);
+        if ((interest & ZOOKEEPER_WRITE) && !write_armed_) arm(asio::posix::stream_descriptor::wait_write, write_armed_, ZOOKEEPER_WRITE);
+    }
+    timer_.expires_after(std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec));
+    timer_.async_wait([w = weak_from_this()](error_code ec) {
+        if (ec) return;
+        if (auto self = w.lock()) self->process(0);
+    });
+}
+
+bool session_impl::leave_if_unrecoverable()
+{
+    const int zs = zoo_state(zh_);
+    if (zs != ZOO_EXPIRED_SESSION_STATE && zs != ZOO_AUTH_FAILED_STATE) return false;
+    enter_final(from_zk_state(zs), zs == ZOO_AUTH_FAILED_STATE ? error_code(zklock::error::auth_failed)
+                                                               : error_code(zklock::error::session_expired));
+    return true;
+}
+
+void session_impl::process(int events)
+{
+    if (!zh_ || is_final(state)) return;
+    int rc;
+    {
+        c_call scope(log.get());
+        rc = zookeeper_process(zh_, events);
+    }
+    // zookeeper_process also says ZINVALIDSTATE when it merely has no socket (between connection
+    // attempts): only the handle's own state tells an expired session.
+    if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
+    pump();
+}
+
+// Several requests made in one handler share one pump pass; every zoo_a* may leave bytes unsent (or
+// even close the socket), so the pump must look again.
+void session_impl::kick()
+{
+    if (kick_posted_) return;
+    kick_posted_ = true;
+    asio::post(ex, [w = weak_from_this()] {
+        if (auto self = w.lock()) {
+            self->kick_posted_ = false;
+            self->pump();
+        }
+    });
+}
+
+// The C client's socket changes on every reconnect and fd numbers are reused, so the socket is known
+// by its inode, and Asio watches a dup() of it: closing our dup never closes ZooKeeper's socket, and
+// deregistering it never touches a reused number.
+void session_impl::sync_socket(int fd)
+{
+    if (fd < 0) {
+        close_socket();
+        return;
+    }
+    struct ::stat st{};
+    if (::fstat(fd, &st) != 0) {
+        close_socket();
+        return;
+    }
+    if (sock_.is_open() && st.st_ino == sock_ino_) return;
+    // The C client leaves its socket inheritable: a child process (zklock's COMMAND) must not get it.
+    ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    close_socket();
+    int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return;
+    error_code ec;
+    sock_.assign(copy, ec);
+    if (ec) {
+        ::close(copy);
+        return;
+    }
+    sock_ino_ = st.st_ino;
+    if (state == session_state::connecting) watch_handshake();
+}
+
+void session_impl::watch_handshake()
+{
+    using namespace std::chrono_literals;
+    const auto limit = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(cfg.session_timeout / 3),
+                                  std::chrono::milliseconds(200), std::chrono::milliseconds(2000));
+    handshake_timer_.expires_after(limit);
+    handshake_timer_.async_wait([w = weak_from_this(), gen = sock_gen_, limit](error_code ec) {
+        auto self = w.lock();
+        if (ec || !self || self->sock_gen_ != gen || self->state != session_state::connecting || !self->sock_.is_open())
+            return;
+        self->log->write(log_level::warning, "a ZooKeeper server accepted the connection but did not answer within " +
+                                                 std::to_string(limit.count()) + " ms; trying the next one");
+        self->drop_connection();
+    });
+}
+
+void session_impl::close_socket()
+{
+    ++sock_gen_;
+    read_armed_ = write_armed_ = false;
+    if (sock_.is_open()) {
+        error_code ignored;
+        sock_.close(ignored);
+    }
+    sock_ino_ = 0;
+}
+
+void session_impl::drop_connection()
+{
+    // shutdown() acts on the socket, not the descriptor: our dup reaches the C client's socket.
+    if (sock_.is_open()) ::shutdown(sock_.native_handle(), SHUT_RDWR);
+    kick();
+}
+
+}  // namespace zklock::detail
