@@ -34,7 +34,8 @@ struct session_config {
     /// A lock holder learns `error::ownership_uncertain` when no request sent within this long has been
     /// answered: the clock counts from the *send* time of the newest request the server answered (the
     /// server touched the session after that), connected or not. Unset: half the negotiated session
-    /// timeout T. While a lock is held or awaited, the session sends a cheap request whenever nothing has
+    /// timeout T. Only answers that went through the leader count (writes, syncs), since a follower that
+    /// lost the leader still answers reads. While a lock is held or awaited, the session sends a sync whenever nothing has
     /// been answered for T/6, so a healthy holder's clock never runs out. In an ensemble the leader
     /// expires sessions and hears of a follower's touches only when it pings that follower (every half
     /// tick, and a tick is at most T/2), so it may count from a touch up to T/6 + T/4 older than ours: it

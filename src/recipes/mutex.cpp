@@ -127,7 +127,7 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
             s->wait_state(session_state::connecting,
                           [s, node = std::move(node), done = std::move(done)](error_code, session_state st) mutable {
                               if (st == session_state::connected) delete_node(s, std::move(node), std::move(done));
-                              else if (done) s->post_completion(std::move(done), error_code(zklock::error::session_closed));
+                              else if (done) s->post_completion(std::move(done), final_error(st));
                           });
             return;
         }
@@ -712,8 +712,12 @@ void lock_queue::on_others_waiting(const contender* c)
 
 void lock_queue::report_lost(error_code ec)
 {
-    // A definitive reason replaces "uncertain"; otherwise the first reason stands.
-    if (lost_reason_ && !(lost_reason_ == zklock::error::ownership_uncertain && ec != lost_reason_)) return;
+    // A definitive reason replaces "uncertain", and the session's end replaces the deletion of our node
+    // that the server made when it expired the session; otherwise the first reason stands.
+    const bool session_end = ec == zklock::error::session_expired || ec == zklock::error::session_closed;
+    if (lost_reason_ && !(lost_reason_ == zklock::error::ownership_uncertain && ec != lost_reason_) &&
+        !(lost_reason_ == zklock::error::lock_node_deleted && session_end))
+        return;
     lost_reason_ = ec;
     grace_.cancel();
     for (auto& [id, lw] : std::exchange(lost_waiters_, {})) s->post_completion(std::move(lw), error_code{}, ec);

@@ -1,6 +1,10 @@
 // The wrapper around ZooKeeper's single-threaded C client (see c_client.hpp).
 #include "c_client.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 
 #include <netdb.h>
@@ -140,24 +144,45 @@ helper_threads::~helper_threads()
     for (auto& t : threads_) t.thread.join();
 }
 
-// The C client refuses the whole host list when one name does not resolve, and says only "errno": find
-// the name (on the helper thread: getaddrinfo blocks).
-std::string first_unresolvable(const std::string& hosts)
+// The C client re-resolves its host names after every failed connection attempt, with a blocking
+// getaddrinfo inside zookeeper_interest, on the event loop (zoo_set_servers_resolution_delay does not stop
+// that). So names are resolved here, once, on the helper thread, and the C client gets address literals.
+// A name that does not resolve is skipped and named (as ZooKeeper's Java client does); with none left the
+// session cannot start. Name changes need a new session.
+resolved_hosts resolve_hosts(const std::string& hosts)
 {
+    resolved_hosts out;
+    const auto slash = hosts.find('/');
     std::string_view list(hosts);
-    list = list.substr(0, list.find('/'));
+    list = list.substr(0, slash);
     while (!list.empty()) {
         auto entry = list.substr(0, list.find(','));
         list.remove_prefix(std::min(list.size(), entry.size() + 1));
-        std::string host(entry.substr(0, entry.rfind(':')));
+        const auto colon = entry.rfind(':');
+        std::string host(entry.substr(0, colon));
+        const std::string port(entry.substr(colon + 1));
         if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
         addrinfo hints{};
         hints.ai_socktype = SOCK_STREAM;
         addrinfo* res = nullptr;
-        if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return host;
+        if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) {
+            out.unresolved.push_back(host);
+            continue;
+        }
+        for (auto* a = res; a; a = a->ai_next) {
+            char text[INET6_ADDRSTRLEN] = {};
+            const void* addr = a->ai_family == AF_INET6
+                                   ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr)
+                                   : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr);
+            if (!::inet_ntop(a->ai_family, addr, text, sizeof text)) continue;
+            std::string literal = a->ai_family == AF_INET6 ? "[" + std::string(text) + "]:" + port : text + (":" + port);
+            if (out.list.find(literal) != std::string::npos) continue;  // one name may list an address twice
+            out.list += (out.list.empty() ? "" : ",") + literal;
+        }
         ::freeaddrinfo(res);
     }
-    return {};
+    if (!out.list.empty() && slash != std::string::npos) out.list += hosts.substr(slash);
+    return out;
 }
 
 // zookeeper_close may wait 4.5 s for a silent server (3 s to flush, 1.5 s for the answer): never on the

@@ -111,6 +111,11 @@ void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg);
 
 /// The first host of a ZooKeeper host string that does not resolve (empty if all do). It blocks: call it
 /// on a helper thread.
-std::string first_unresolvable(const std::string& hosts);
+struct resolved_hosts {
+    std::string list;                     ///< "addr:port,...[/chroot]"; empty if no name resolved
+    std::vector<std::string> unresolved;  ///< the names that did not resolve
+};
+/// Resolves every name of a host list (blocking: on a helper thread).
+resolved_hosts resolve_hosts(const std::string& hosts);
 
 }  // namespace zklock::detail

@@ -32,7 +32,9 @@ public:
             return "the ZooKeeper host string is malformed: expected host:port[,host:port...][/chroot]";
         case error::invalid_path:
             return "invalid znode path: it must be absolute, without a trailing slash, empty, '.' or '..' parts";
-        case error::lock_node_deleted: return "the lock was lost: its node was deleted by another client";
+        case error::lock_node_deleted:
+            return "the lock was lost: its node was deleted (by another client, or by the server when it expired "
+                   "the session)";
         case error::ownership_uncertain:
             return "the lock may be lost: ZooKeeper answered nothing sent within the loss grace period, so the "
                    "session may expire before it hears from us again; stop using the resource and release";

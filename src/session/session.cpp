@@ -64,6 +64,7 @@ void session_impl::connect(handler<> h)
     if (auto ec = check_config(cfg, &why)) {
         log->write(log_level::error, "cannot connect: " + why);
         state = session_state::closed;
+        close_finished_ = true;  // nothing was opened: a later async_close completes at once
         post_completion(std::move(h), ec);
         return;
     }
@@ -85,13 +86,15 @@ void session_impl::connect(handler<> h)
               timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
         zhandle_t* zh = nullptr;
         int err = 0;
-        {
+        const auto resolved = resolve_hosts(hosts);
+        std::string unresolved;
+        for (const auto& name : resolved.unresolved) unresolved += (unresolved.empty() ? "" : ", ") + name;
+        if (!resolved.list.empty()) {
             log_scope scope(lg.get());
             errno = 0;
-            zh = zookeeper_init2(hosts.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
+            zh = zookeeper_init2(resolved.list.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
             err = errno;
         }
-        std::string unresolved = zh ? std::string{} : first_unresolvable(hosts);
         const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(unresolved)] {
             if (auto self = w.lock()) self->on_handle_created(zh, err, unresolved);
             else if (zh) off_loop([zh, lg] { close_handle(zh, lg); });
@@ -103,10 +106,12 @@ void session_impl::connect(handler<> h)
 void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& unresolved)
 {
     if (!zh && !unresolved.empty()) {
-        log->write(log_level::error, "cannot resolve ZooKeeper host '" + unresolved + "'");
+        log->write(log_level::error, "cannot resolve ZooKeeper host name(s): " + unresolved);
         close(zklock::error::unresolvable_host);
         return;
     }
+    if (!unresolved.empty())
+        log->write(log_level::warning, "cannot resolve ZooKeeper host name(s), using the others: " + unresolved);
     if (!zh) {
         log->write(log_level::error, "cannot use ZooKeeper host string '" + cfg.hosts + "': " + std::strerror(err));
         close(err == EINVAL || err == 0 ? error_code(zklock::error::invalid_hosts)
@@ -119,8 +124,8 @@ void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& u
         return;
     }
     zoo_set_context(zh_, this);
-    // Re-resolving the host names is a blocking getaddrinfo inside zookeeper_interest: do it only
-    // when the handle was made (off the loop). Name changes need a new session.
+    // The names were resolved off the loop (resolve_hosts): the C client only has address literals, and
+    // need not look at them again.
     zoo_set_servers_resolution_delay(zh_, -1);
     {
         c_call scope(log.get());
@@ -307,7 +312,11 @@ std::chrono::milliseconds session_impl::one_look_limit() const
 void session_impl::finished(request_base* r, bool answered)
 {
     inflight_.erase(r->id);
-    if (answered && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
+    // Only answers that went through the leader count for the loss clock: writes and syncs. A follower
+    // cut off from the leader still answers reads, while the leader, which expires sessions, hears nothing.
+    const std::string_view kind = r->kind;
+    const bool via_leader = kind == "sync" || kind == "create" || kind == "remove" || kind == "set_data" || kind == "multi";
+    if (answered && via_leader && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
 }
 
 // --- Keepalive ----------------------------------------------------------------------------------
@@ -332,7 +341,9 @@ void session_impl::keepalive_tick()
     const auto due = last_answered_send_ + every;
     if (now >= due && !keepalive_in_flight_ && state == session_state::connected) {
         keepalive_in_flight_ = true;
-        exists("/", nullptr, [w = weak_from_this()](error_code, std::optional<stat>) {
+        // A sync, not a read: a follower answers reads by itself even when it has lost the leader, which
+        // expires sessions; a sync is answered only through the leader.
+        sync("/", [w = weak_from_this()](error_code) {
             if (auto self = w.lock()) {
                 self->keepalive_in_flight_ = false;
                 self->keepalive_tick();

@@ -206,6 +206,21 @@ std::vector<row> rows()
                      co_return ec;
                  },
                  zerr::session_closed});
+    r.push_back({"close after a refused connect", [](fixture& f) -> asio::awaitable<error_code> {
+                     auto cfg = config_for("127.0.0.1:0");
+                     session s(f.ioc, cfg);
+                     auto [ec] = co_await s.async_connect(tuple_awaitable);
+                     if (ec != zerr::invalid_hosts) co_return ec;
+                     auto [cec] = co_await s.async_close(tuple_awaitable);  // it never completed before
+                     co_return cec;
+                 },
+                 {}});
+    r.push_back({"a name that does not resolve beside one that does", [](fixture& f) -> asio::awaitable<error_code> {
+                     session s(f.ioc, config_for("no-such-host.invalid:2181," + shared_server().connect_string()));
+                     auto [ec] = co_await s.async_connect(tuple_awaitable);
+                     co_return ec;
+                 },
+                 {}, 5s});
     r.push_back({"release of an empty guard", [](fixture&) -> asio::awaitable<error_code> {
                      zklock::guard g;
                      auto [ec] = co_await g.release(tuple_awaitable);
