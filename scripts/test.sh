@@ -25,3 +25,8 @@ cmake --build build-tsan -j"$jobs" --target thread_tests
 # Any report fails the run (exitcode), and the test binary's own checks must pass.
 TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
   ctest --test-dir build-tsan -L threads --output-on-failure
+
+echo "== build the demo and the benchmark as README's first command and scripts/bench.sh do (Release)"
+# -O3 brings warnings of its own (GCC 12): the main job must build as well as the tests do.
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DZKLOCK_BUILD_TESTS=OFF > /dev/null
+cmake --build build-release -j"$jobs" --target ticket_office zklock_bench zklock_cli
