@@ -29,6 +29,7 @@ enum class error {
     no_create_permission,  ///< the lock directory's ACL does not let this session create its lock node
     no_delete_permission,  ///< ... does not let it delete its lock node (it would block everyone): refused
     no_read_permission,    ///< ... does not let it list the contenders
+    schema_mismatch,       ///< the lock path holds another recipe's nodes (the session's log names it)
 };
 
 const boost::system::error_category& zklock_category() noexcept;

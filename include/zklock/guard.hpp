@@ -15,17 +15,16 @@
 namespace zklock {
 
 namespace detail {
-class lock_queue;
-void async_release(std::shared_ptr<lock_queue>, std::uint64_t holder,
-                   handler<>);
-void async_wait_lost(std::shared_ptr<lock_queue>, std::uint64_t holder,
-                     handler<boost::system::error_code>);
-void release_detached(std::shared_ptr<lock_queue>, std::uint64_t holder) noexcept;
-boost::system::error_code lost_reason(const std::shared_ptr<lock_queue>&, std::uint64_t holder) noexcept;
+/// What a guard holds a share of: one recipe's per-session state for one path (internal).
+class lock_base;
+void async_release(std::shared_ptr<lock_base>, std::uint64_t holder, handler<>);
+void async_wait_lost(std::shared_ptr<lock_base>, std::uint64_t holder, handler<boost::system::error_code>);
+void release_detached(std::shared_ptr<lock_base>, std::uint64_t holder) noexcept;
+boost::system::error_code lost_reason(const std::shared_ptr<lock_base>&, std::uint64_t holder) noexcept;
 }  // namespace detail
 
 /**
- * Proof of holding a lock, given by `mutex::acquire`. Move-only; an empty guard holds nothing.
+ * Proof of holding a lock (a mutex, one side of a shared_mutex, a semaphore's lease), given by an acquire. Move-only; an empty guard holds nothing.
  *
  * Destroying a guard that still holds releases the lock in the background. `release()` does the same and
  * completes once ZooKeeper has confirmed it (or at once, when the lock passes to another coroutine of the
@@ -40,7 +39,7 @@ boost::system::error_code lost_reason(const std::shared_ptr<lock_queue>&, std::u
 class guard {
 public:
     guard() = default;
-    guard(std::shared_ptr<detail::lock_queue> q, std::uint64_t holder, std::string node, fencing_token token)
+    guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::string node, fencing_token token)
         : queue_(std::move(q)), holder_(holder), node_(std::move(node)), token_(token)
     {
     }
@@ -96,7 +95,7 @@ public:
     {
         return boost::asio::async_initiate<CompletionToken,
                                            void(boost::system::error_code, boost::system::error_code)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> q, std::uint64_t holder) {
+            [](auto h, std::shared_ptr<detail::lock_base> q, std::uint64_t holder) {
                 detail::async_wait_lost(std::move(q), holder, std::move(h));
             },
             token, queue_, holder_);
@@ -117,7 +116,7 @@ public:
     {
         auto q = std::move(queue_);
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> qq, std::uint64_t holder) {
+            [](auto h, std::shared_ptr<detail::lock_base> qq, std::uint64_t holder) {
                 detail::async_release(std::move(qq), holder, std::move(h));
             },
             token, std::move(q), holder_);
@@ -129,7 +128,7 @@ private:
         if (queue_) detail::release_detached(std::exchange(queue_, nullptr), holder_);
     }
 
-    std::shared_ptr<detail::lock_queue> queue_;
+    std::shared_ptr<detail::lock_base> queue_;
     std::uint64_t holder_ = 0;
     std::string node_;
     fencing_token token_;

@@ -58,6 +58,10 @@ public:
         case error::no_read_permission:
             return "not authorized: the lock directory's ACL does not grant this session READ (to list the "
                    "contenders); nothing was created";
+        case error::schema_mismatch:
+            return "the lock path holds the nodes of another kind of lock (a mutex, a read/write lock or a "
+                   "semaphore; the session's log names it): locks of different kinds on one path would not "
+                   "exclude each other, so nothing was taken; use another path";
         }
         return "zklock error " + std::to_string(ev);
     }

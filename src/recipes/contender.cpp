@@ -1,0 +1,144 @@
+// Performs a contender's actions. Answers come back as posted completions on the session's executor
+// and go straight into the machine; its new actions are performed in order.
+#include "contender.hpp"
+
+#include <zklock/detail/sequence.hpp>
+
+namespace zklock::detail {
+
+using type = contender_action::type;
+
+error_code final_error(session_state st)
+{
+    return st == session_state::expired       ? error_code(zklock::error::session_expired)
+           : st == session_state::auth_failed ? error_code(zklock::error::auth_failed)
+                                              : error_code(zklock::error::session_closed);
+}
+
+void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handler<> done)
+{
+    auto path = node;
+    s->remove(std::move(path), -1, [s, node = std::move(node), done = std::move(done)](error_code ec) mutable {
+        if (ec == zk_errc::no_node) ec = {};
+        if (is_retryable(ec)) {
+            s->wait_state(session_state::connecting,
+                          [s, node = std::move(node), done = std::move(done)](error_code, session_state st) mutable {
+                              if (st == session_state::connected) delete_node(s, std::move(node), std::move(done));
+                              else if (done) s->post_completion(std::move(done), final_error(st));
+                          });
+            return;
+        }
+        if (done) s->post_completion(std::move(done), ec);
+    });
+}
+
+contender::contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
+                     contender_kind kind, zklock::acl acl, bool watch_followers)
+    : s_(std::move(s)), owner_(std::move(owner)), acl_(std::move(acl)),
+      machine_(dir, "_c_" + make_uuid() + "-" + std::string(marker(kind)), kind, s_->permitted(dir), watch_followers)
+{
+}
+
+void contender::release(handler<> done)
+{
+    release_done_ = std::move(done);
+    perform(machine_.release());
+}
+
+watch* contender::slot(watch_slot w) noexcept
+{
+    switch (w) {
+    case watch_slot::predecessor: return &pred_watch_;
+    case watch_slot::own: return &own_watch_;
+    case watch_slot::followers: return &followers_watch_;
+    case watch_slot::none: break;
+    }
+    return nullptr;
+}
+
+void contender::perform(const contender_machine::actions& actions)
+{
+    for (const auto& a : actions) perform(a);
+}
+
+void contender::perform(const contender_action& a)
+{
+    // A report earlier in the list may have made the owner give this contender up: requests for a
+    // finished machine are moot (the ones that clean up are not).
+    const bool cleans_up = a.what == type::list && (a.purpose == listing::cleanup || a.purpose == listing::find_own);
+    switch (a.what) {
+    case type::create_node: case type::create_container: case type::exists: case type::get_data:
+    case type::probe_delete: case type::sync: case type::await_watch: case type::list:
+        if (machine_.finished() && !cleans_up) return;
+        break;
+    default: break;
+    }
+    auto self = shared_from_this();
+    const auto r = a.round;
+    switch (a.what) {
+    case type::create_node:
+        s_->create(op::create{a.path, "", create_mode::ephemeral_sequential, acl_},
+                   [self, r](error_code ec, std::string path, stat st) {
+                       self->perform(self->machine_.on_created(r, ec, path, st.czxid));
+                   });
+        break;
+    case type::create_container:
+        s_->create(op::create{a.path, "", create_mode::container, acl_},
+                   [self, r, i = a.index](error_code ec, std::string, stat) {
+                       self->perform(self->machine_.on_container_created(r, i, ec));
+                   });
+        break;
+    case type::exists:
+        s_->exists(a.path, nullptr, [self, r, i = a.index](error_code ec, std::optional<stat> st) {
+            self->perform(self->machine_.on_exists(r, i, ec, st.has_value()));
+        });
+        break;
+    case type::list:
+        s_->get_children(a.path, slot(a.slot),
+                         [self, r, p = a.purpose](error_code ec, std::vector<std::string> names, stat) {
+                             self->perform(self->machine_.on_listed(r, p, ec, names));
+                         });
+        break;
+    case type::get_data:
+        s_->get_data(a.path, slot(a.slot), [self, r, w = a.slot](error_code ec, std::string, stat st) {
+            self->perform(self->machine_.on_data(r, w, ec, st.czxid));
+        });
+        break;
+    case type::probe_delete:
+        s_->remove(a.path, -1, [self, r](error_code ec) { self->perform(self->machine_.on_probed(r, ec)); });
+        break;
+    case type::sync: s_->sync(a.path, [](error_code) {}); break;  // only orders the listing behind it
+    case type::await_watch:
+        slot(a.slot)->async_wait([self, r, w = a.slot](error_code ec, watch_event ev) {
+            self->perform(self->machine_.on_watch_fired(r, w, ec, ev.type));
+        });
+        break;
+    case type::drop_watch: *slot(a.slot) = watch{}; break;
+    case type::delete_node: delete_node(s_, a.path, {}); break;
+    case type::release_node:
+        if (a.path.empty()) {
+            if (release_done_) s_->post_completion(std::move(release_done_), error_code{});
+            break;
+        }
+        // The own-node watch goes once the delete is answered: the delete itself consumes it.
+        delete_node(s_, a.path, [self, done = std::move(release_done_)](error_code ec) mutable {
+            self->own_watch_ = watch{};
+            if (done) self->s_->post_completion(std::move(done), ec);
+        });
+        break;
+    case type::await_connected:
+        s_->wait_state(session_state::connecting, [self, step = a.step](error_code, session_state st) {
+            self->perform(self->machine_.on_reconnected(step, st == session_state::connected));
+        });
+        break;
+    case type::note_permitted: s_->note_permitted(a.path); break;
+    case type::schema_found:
+        s_->log->write(log_level::warning, "zklock: refused " + machine_.dir() + ": it holds the nodes of " + a.path);
+        break;
+    case type::acquired: case type::waiting: case type::failed: case type::lost: case type::followers_waiting:
+        if (auto o = owner_.lock()) o->on_contender(this, a);
+        break;
+    }
+}
+
+}  // namespace zklock::detail

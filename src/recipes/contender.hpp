@@ -1,0 +1,52 @@
+// The shell around contender_machine: performs its actions on the session, feeds the answers back.
+#pragma once
+
+#include "core/contender_machine.hpp"
+#include "lock_base.hpp"
+
+#include <zklock/acl.hpp>
+#include <zklock/watch.hpp>
+
+namespace zklock::detail {
+
+class contender;
+
+/// Who hears a contender's reports (acquired, waiting, failed, lost, followers waiting).
+class contender_owner {
+public:
+    virtual ~contender_owner() = default;
+    virtual void on_contender(const contender* c, const contender_action& report) = 0;
+};
+
+class contender : public std::enable_shared_from_this<contender> {
+public:
+    /// `owner` is held weakly: it lives as long as a lock object or a guard does, and its end abandons
+    /// this contender.
+    contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
+              contender_kind kind, zklock::acl acl, bool watch_followers);
+
+    void start() { perform(machine_.start()); }
+    /// Nobody wants the lock any more: delete the node now, or when its create completes.
+    void abandon() { perform(machine_.abandon()); }
+    /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
+    void release(handler<> done);
+
+    bool held() const noexcept { return machine_.held(); }
+    bool waiting() const noexcept { return machine_.waiting(); }
+    const std::string& node() const noexcept { return machine_.node(); }
+    std::int64_t zxid() const noexcept { return machine_.zxid(); }
+
+private:
+    void perform(const contender_machine::actions& actions);
+    void perform(const contender_action& a);
+    watch* slot(watch_slot w) noexcept;
+
+    std::shared_ptr<session_impl> s_;
+    std::weak_ptr<contender_owner> owner_;
+    zklock::acl acl_;
+    contender_machine machine_;
+    handler<> release_done_;
+    watch pred_watch_, own_watch_, followers_watch_;
+};
+
+}  // namespace zklock::detail

@@ -1,0 +1,388 @@
+// The contender's decisions. Notifications to the local queue always come last in an action list: the
+// queue may react by abandoning or releasing this contender, and the shell then skips the requests of a
+// finished machine that it has not performed yet (see contender.cpp).
+#include "contender_machine.hpp"
+
+#include <zklock/error.hpp>
+
+#include <utility>
+
+namespace zklock::detail {
+
+using type = contender_action::type;
+
+contender_machine::contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted,
+                                     bool watch_followers)
+    : dir_(std::move(dir)), prefix_(std::move(prefix)), kind_(kind), permitted_(permitted),
+      watch_followers_(watch_followers)
+{
+}
+
+contender_machine::actions contender_machine::start()
+{
+    actions out;
+    do_start(out);
+    return out;
+}
+
+// Creates the node and lists the directory in one round trip: ZooKeeper answers a session's requests in
+// order, so the listing already contains the new node.
+void contender_machine::do_start(actions& out)
+{
+    if (!permitted_) return check_permissions(out);
+    const auto r = next_round();
+    czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
+    out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = r});
+    out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::place});
+}
+
+contender_machine::actions contender_machine::abandon()
+{
+    actions out;
+    abandon(out);
+    return out;
+}
+
+void contender_machine::abandon(actions& out)
+{
+    if (finished_) return;
+    finish(out);
+    if (!node_.empty()) out.push_back({.what = type::delete_node, .path = node_});
+}
+
+contender_machine::actions contender_machine::release()
+{
+    actions out;
+    finish(out);
+    // The own-node watch stays until the delete is answered: the delete itself consumes it.
+    out.push_back({.what = type::release_node, .path = node_});
+    return out;
+}
+
+void contender_machine::finish(actions& out)
+{
+    finished_ = true;  // late answers now only clean up
+    out.push_back({.what = type::drop_watch, .slot = watch_slot::predecessor});
+    out.push_back({.what = type::drop_watch, .slot = watch_slot::followers});
+}
+
+void contender_machine::fail(actions& out, error_code ec)
+{
+    abandon(out);
+    out.push_back({.what = type::failed, .ec = ec});
+}
+
+contender_machine::actions contender_machine::on_created(std::uint64_t r, error_code ec, const std::string& path,
+                                                         std::int64_t czxid)
+{
+    actions out;
+    if (finished_) {
+        // The waiter left while the create was in flight. A create lost with the connection may still
+        // have happened: look for it by name once reconnected.
+        if (!ec) out.push_back({.what = type::delete_node, .path = path});
+        else if (is_retryable(ec)) after_reconnect(out, resume::cleanup);
+        return out;
+    }
+    if (r != round_) return out;
+    if (!ec) {
+        node_ = path;
+        name_ = path.substr(path.rfind('/') + 1);
+        czxid_ = czxid;
+        return out;  // the pipelined listing follows
+    }
+    next_round();  // the pipelined listing is moot
+    if (ec == zk_errc::no_node) make_parents(out);
+    else if (ec == zk_errc::no_auth) fail(out, zklock::error::no_create_permission);
+    else if (is_retryable(ec)) after_reconnect(out, resume::find_own);
+    else fail(out, ec);
+    return out;
+}
+
+contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing purpose, error_code ec,
+                                                        const std::vector<std::string>& names)
+{
+    actions out;
+    switch (purpose) {
+    case listing::place: {
+        if (finished_ || r != round_ || node_.empty()) break;
+        if (is_retryable(ec)) {
+            after_reconnect(out, resume::relist);
+            break;
+        }
+        if (ec) {
+            fail(out, ec);
+            break;
+        }
+        // A create retried by the server (a lagging follower) may have made a second node of ours.
+        for (const auto& n : names)
+            if (n != name_ && ours(n)) out.push_back({.what = type::delete_node, .path = dir_ + "/" + n});
+        const auto v = decide(kind_, names, name_);
+        if (v.foreign) {
+            out.push_back({.what = type::schema_found, .path = std::string(describe(*v.foreign))});
+            fail(out, zklock::error::schema_mismatch);
+        } else if (!v.found) {
+            node_.clear();  // deleted by someone else before we held it: queue again with a new node
+            do_start(out);
+        } else if (v.holds) {
+            become_holder(out);
+        } else {
+            phase_ = phase::waiting;
+            pred_is_last_ = v.watch_is_last_obstacle;
+            watch_predecessor(out, dir_ + "/" + v.watch);
+            out.push_back({.what = type::waiting});
+        }
+        break;
+    }
+    case listing::find_own:
+        if (finished_) {  // the waiter left meanwhile: delete what we find
+            if (is_retryable(ec)) after_reconnect(out, resume::cleanup);
+            else delete_ours(out, names);
+            break;
+        }
+        if (r != round_) break;
+        if (is_retryable(ec)) after_reconnect(out, resume::find_own);
+        else if (ec == zk_errc::no_node) make_parents(out);
+        else if (ec) fail(out, ec);
+        else {
+            for (const auto& n : names)
+                if (ours(n)) {
+                    node_ = dir_ + "/" + n;
+                    name_ = n;
+                    relist(out);
+                    return out;
+                }
+            do_start(out);  // it was never created
+        }
+        break;
+    case listing::cleanup:
+        if (is_retryable(ec)) after_reconnect(out, resume::cleanup);
+        else if (!ec) delete_ours(out, names);
+        break;
+    case listing::permissions:
+        if (finished_ || r != round_) break;
+        if (is_retryable(ec) || is_retryable(probe_)) after_reconnect(out, resume::start);
+        else if (ec == zk_errc::no_node) make_parents(out);
+        else if (probe_ == zk_errc::no_auth) fail(out, zklock::error::no_delete_permission);
+        else if (ec == zk_errc::no_auth) fail(out, zklock::error::no_read_permission);
+        else if (ec) fail(out, ec);
+        else {
+            permitted_ = true;
+            out.push_back({.what = type::note_permitted, .path = dir_});
+            do_start(out);
+        }
+        break;
+    case listing::followers:
+        if (finished_) break;
+        if (is_retryable(ec)) {
+            after_reconnect(out, resume::watch_followers);
+            break;
+        }
+        if (ec) break;
+        for (const auto& n : names)
+            if (n != name_ && classify(n).contender) {
+                out.push_back({.what = type::followers_waiting});
+                return out;
+            }
+        out.push_back({.what = type::await_watch, .slot = watch_slot::followers});
+        break;
+    }
+    return out;
+}
+
+void contender_machine::relist(actions& out)
+{
+    out.push_back({.what = type::list, .path = dir_, .round = next_round(), .purpose = listing::place});
+}
+
+// getData, not exists: a watch is set only if the node is there, so a vanished predecessor leaves none.
+void contender_machine::watch_predecessor(actions& out, std::string pred)
+{
+    out.push_back({.what = type::get_data, .path = std::move(pred), .round = next_round(), .slot = watch_slot::predecessor});
+}
+
+contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slot slot, error_code ec,
+                                                      std::int64_t czxid)
+{
+    actions out;
+    if (finished_) return out;
+    if (slot == watch_slot::predecessor) {
+        if (r != round_) return out;
+        if (ec == zk_errc::no_node) relist(out);
+        else if (is_retryable(ec)) after_reconnect(out, resume::relist);
+        else if (ec) fail(out, ec);
+        else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor});
+        return out;
+    }
+    // Our own node, while held.
+    if (ec == zk_errc::no_node) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
+    else if (is_retryable(ec)) after_reconnect(out, resume::watch_own);
+    else if (!ec) {
+        if (czxid_ == 0) czxid_ = czxid;
+        out.push_back({.what = type::await_watch, .slot = watch_slot::own});
+        if (std::exchange(announce_when_watched_, false)) out.push_back({.what = type::acquired});
+    }
+    // Any other error: the session ended, and the queue hears it from the session.
+    return out;
+}
+
+contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, watch_slot slot, error_code ec,
+                                                             watch_event_type t)
+{
+    actions out;
+    if (finished_ || ec) return out;  // a session's end: the queue hears it from the session
+    switch (slot) {
+    case watch_slot::predecessor:
+        if (r != round_) break;
+        // Nothing else was ahead when we listed, and later nodes sort after us: its deletion makes us
+        // the holder without another listing.
+        if (t == watch_event_type::deleted && pred_is_last_) become_holder(out);
+        else relist(out);
+        break;
+    case watch_slot::own:
+        if (t == watch_event_type::deleted) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
+        else watch_own(out);  // data changed: keep watching
+        break;
+    case watch_slot::followers: watch_followers(out); break;
+    case watch_slot::none: break;
+    }
+    return out;
+}
+
+void contender_machine::become_holder(actions& out)
+{
+    phase_ = phase::held;
+    if (watch_followers_) watch_followers(out);
+    // Found again after a lost create answer: learn the node's czxid (the fencing token) first.
+    if (czxid_ == 0) announce_when_watched_ = true;
+    watch_own(out);
+    if (czxid_ != 0) out.push_back({.what = type::acquired});
+}
+
+// While held, a watch on our own node tells the holder if someone deletes it.
+void contender_machine::watch_own(actions& out)
+{
+    out.push_back({.what = type::get_data, .path = node_, .slot = watch_slot::own});
+}
+
+// While held, a child watch on the lock directory says when another contender queues behind us, so that
+// an idle node lingers only while nobody else waits.
+void contender_machine::watch_followers(actions& out)
+{
+    out.push_back({.what = type::list, .path = dir_, .slot = watch_slot::followers, .purpose = listing::followers});
+}
+
+// Before the first node in a directory: may we delete what we create, and list the directory? A node we
+// cannot delete would block every other process until our session ends. The server checks a delete's
+// ACL before the node's existence, so deleting a child that does not exist answers NOAUTH without DELETE
+// permission and NONODE with it; the listing needs READ. Pipelined: one round trip, once per directory
+// and session.
+void contender_machine::check_permissions(actions& out)
+{
+    const auto r = next_round();
+    out.push_back({.what = type::probe_delete, .path = dir_ + "/zklock-permission-probe", .round = r});
+    out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::permissions});
+}
+
+contender_machine::actions contender_machine::on_probed(std::uint64_t r, error_code ec)
+{
+    if (r == round_) probe_ = ec;
+    return {};
+}
+
+// The lock directory is missing. Look before creating, as Curator does: ZooKeeper checks CREATE on the
+// parent before it checks existence, so "creating" an ancestor that exists under a locked-down parent
+// fails. All existence checks pipelined, then the missing part created as containers (the server
+// removes them once empty), pipelined too.
+void contender_machine::make_parents(actions& out)
+{
+    parts_.clear();
+    for (std::size_t pos = dir_.find('/', 1);; pos = dir_.find('/', pos + 1)) {
+        parts_.push_back(pos == std::string::npos ? dir_ : dir_.substr(0, pos));
+        if (pos == std::string::npos) break;
+    }
+    present_.assign(parts_.size(), 0);
+    parts_error_ = {};
+    const auto r = next_round();
+    for (std::size_t i = 0; i < parts_.size(); ++i)
+        out.push_back({.what = type::exists, .path = parts_[i], .round = r, .index = i});
+}
+
+contender_machine::actions contender_machine::on_exists(std::uint64_t r, std::size_t i, error_code ec, bool present)
+{
+    actions out;
+    if (finished_ || r != round_ || i >= present_.size()) return out;
+    if (ec && !parts_error_) parts_error_ = ec;
+    present_[i] = ec ? -1 : present ? 1 : 0;
+    if (i + 1 < parts_.size()) return out;  // the last answer comes last
+    if (is_retryable(parts_error_)) after_reconnect(out, resume::start);
+    else if (parts_error_) fail(out, parts_error_);
+    else {
+        std::size_t first_missing = 0;
+        while (first_missing < parts_.size() && present_[first_missing] == 1) ++first_missing;
+        if (first_missing == parts_.size()) {
+            do_start(out);
+            return out;
+        }
+        const auto r2 = next_round();
+        for (std::size_t k = first_missing; k < parts_.size(); ++k)
+            out.push_back({.what = type::create_container, .path = parts_[k], .round = r2, .index = k});
+    }
+    return out;
+}
+
+contender_machine::actions contender_machine::on_container_created(std::uint64_t r, std::size_t i, error_code ec)
+{
+    actions out;
+    if (finished_ || r != round_) return out;
+    if (ec == zk_errc::node_exists) ec = {};
+    if (i + 1 < parts_.size() && !ec) return out;
+    if (is_retryable(ec)) after_reconnect(out, resume::start);
+    else if (ec) fail(out, ec);
+    else do_start(out);
+    return out;
+}
+
+// After a lost connection the create may or may not have happened: look for our protected name. A sync
+// first, so that the listing comes from a server that has caught up with the leader (a create from the
+// old connection may still have been on its way).
+void contender_machine::find_own(actions& out)
+{
+    const auto r = next_round();
+    out.push_back({.what = type::sync, .path = dir_});
+    out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::find_own});
+}
+
+void contender_machine::after_reconnect(actions& out, resume step)
+{
+    out.push_back({.what = type::await_connected, .step = step});
+    if (!finished_) out.push_back({.what = type::waiting});  // one-look waiters give up
+}
+
+contender_machine::actions contender_machine::on_reconnected(resume step, bool connected)
+{
+    actions out;
+    if (finished_) {
+        // Still find and delete a node whose create's answer was lost.
+        if (connected && node_.empty())
+            out.push_back({.what = type::list, .path = dir_, .purpose = listing::cleanup});
+        return out;
+    }
+    if (!connected) return out;  // a final state: the queue hears it from the session too
+    switch (step) {
+    case resume::start: do_start(out); break;
+    case resume::find_own: find_own(out); break;
+    case resume::relist: relist(out); break;
+    case resume::watch_own: watch_own(out); break;
+    case resume::watch_followers: watch_followers(out); break;
+    case resume::cleanup: break;
+    }
+    return out;
+}
+
+void contender_machine::delete_ours(actions& out, const std::vector<std::string>& names)
+{
+    for (const auto& n : names)
+        if (ours(n)) out.push_back({.what = type::delete_node, .path = dir_ + "/" + n});
+}
+
+}  // namespace zklock::detail

@@ -1,0 +1,136 @@
+// One lock node's life as a pure state machine: events in, actions out, no I/O.
+//
+// The Boost.Redis exec_fsm / Boost.MySQL sansio pattern: the machine decides, and the shell around it
+// (recipes/contender.cpp) performs each action on the session and feeds the answer back as an event.
+// Every ordering a live server can produce is then a few lines of a table test (test/unit).
+//
+// Requests carry a round: an answer to a request of an earlier round is stale and ignored. After the
+// machine is finished (abandoned or released) answers only clean up: a create that still lands is
+// deleted, and a create whose answer was lost is looked for by its protected name and deleted.
+#pragma once
+
+#include "schema.hpp"
+
+#include <zklock/watch_event.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zklock::detail {
+
+using boost::system::error_code;
+
+/// Which of the contender's watches a read arms, or a fired watch belongs to.
+enum class watch_slot { none, predecessor, own, followers };
+
+/// What a listing is for (echoed back with its answer).
+enum class listing { place, find_own, cleanup, permissions, followers };
+
+/// Where to pick up once the session has reconnected.
+enum class resume { start, find_own, relist, watch_own, watch_followers, cleanup };
+
+struct contender_action {
+    enum class type {
+        // Requests, each answered by an event.
+        create_node,       ///< ephemeral sequential `path` -> on_created
+        create_container,  ///< container `path` (an ancestor, `index`) -> on_container_created
+        exists,            ///< `path` (ancestor `index`) -> on_exists
+        list,              ///< children of `path` for `purpose`, watch `slot` -> on_listed
+        get_data,          ///< `path` with a data watch in `slot` -> on_data
+        probe_delete,      ///< delete `path` (a name that never exists) -> on_probed
+        sync,              ///< `path`; its answer only orders the next read behind it
+        await_watch,       ///< wait on the watch in `slot` -> on_watch_fired
+        drop_watch,        ///< forget the watch in `slot`
+        delete_node,       ///< delete `path` in the background, again after reconnects, until gone
+        release_node,      ///< delete our node `path` (empty: none); the shell reports the answer to the releaser
+        await_connected,   ///< wait for the session to reconnect -> on_reconnected(`step`)
+        note_permitted,    ///< the session may cache that `path` passed the permission check
+        // Reports to the local queue.
+        acquired,  ///< our node holds the lock (zxid() is the fencing token)
+        waiting,   ///< queued behind another node, or waiting for a reconnect
+        failed,    ///< `ec`; the node is being given up
+        lost,      ///< `ec`: the node we held was deleted
+        followers_waiting,  ///< another contender queued behind our held node
+        schema_found,       ///< `path`: words for the foreign schema in the directory (for the log)
+    };
+    type what{};
+    std::string path{};
+    std::uint64_t round = 0;
+    watch_slot slot = watch_slot::none;
+    listing purpose = listing::place;
+    resume step = resume::start;
+    std::size_t index = 0;
+    error_code ec{};
+};
+
+class contender_machine {
+public:
+    using actions = std::vector<contender_action>;
+
+    /// `dir`: the lock directory; `prefix`: the protected name before the sequence ("_c_<uuid>-lock-");
+    /// `permitted`: the session already checked this directory's ACL; `watch_followers`: when holding,
+    /// report other contenders queuing behind (for a lingering node).
+    contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted, bool watch_followers);
+
+    // Commands.
+    actions start();
+    actions abandon();  ///< nobody wants the lock: give the node up (now, or when its create lands)
+    actions release();  ///< delete the node; release_node comes out even without one (path empty)
+
+    // Answers and notifications.
+    actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid);
+    actions on_listed(std::uint64_t round, listing purpose, error_code ec, const std::vector<std::string>& names);
+    actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid);
+    actions on_watch_fired(std::uint64_t round, watch_slot slot, error_code ec, watch_event_type type);
+    actions on_probed(std::uint64_t round, error_code ec);
+    actions on_exists(std::uint64_t round, std::size_t index, error_code ec, bool present);
+    actions on_container_created(std::uint64_t round, std::size_t index, error_code ec);
+    /// After await_connected: `connected` false means the session ended (the queue hears it from the session).
+    actions on_reconnected(resume step, bool connected);
+
+    bool held() const noexcept { return phase_ == phase::held; }
+    bool waiting() const noexcept { return phase_ == phase::waiting; }
+    bool finished() const noexcept { return finished_; }
+    const std::string& node() const noexcept { return node_; }
+    const std::string& dir() const noexcept { return dir_; }
+    std::int64_t zxid() const noexcept { return czxid_; }
+
+private:
+    enum class phase { creating, waiting, held };
+    void do_start(actions& out);
+    void relist(actions& out);
+    void watch_predecessor(actions& out, std::string pred);
+    void become_holder(actions& out);
+    void watch_own(actions& out);
+    void watch_followers(actions& out);
+    void make_parents(actions& out);
+    void find_own(actions& out);
+    void check_permissions(actions& out);
+    void after_reconnect(actions& out, resume step);
+    void fail(actions& out, error_code ec);
+    void finish(actions& out);
+    void abandon(actions& out);
+    void delete_ours(actions& out, const std::vector<std::string>& names);
+    bool ours(const std::string& name) const noexcept { return name.compare(0, prefix_.size(), prefix_) == 0; }
+    std::uint64_t next_round() noexcept { return ++round_; }
+
+    std::string dir_, prefix_;
+    contender_kind kind_;
+    bool permitted_, watch_followers_;
+    bool finished_ = false;
+    phase phase_ = phase::creating;
+    std::string node_, name_;
+    std::int64_t czxid_ = 0;
+    bool pred_is_last_ = false;
+    bool announce_when_watched_ = false;
+    error_code probe_;
+    std::vector<std::string> parts_;  // make_parents: each missing ancestor, then the directory
+    std::vector<int> present_;        // 1 exists, 0 missing, -1 error
+    error_code parts_error_;
+    std::uint64_t round_ = 0;
+};
+
+}  // namespace zklock::detail

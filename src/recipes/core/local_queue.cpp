@@ -1,0 +1,299 @@
+// The local queue's decisions.
+#include "local_queue.hpp"
+
+#include <zklock/error.hpp>
+
+#include <boost/asio/error.hpp>
+
+namespace zklock::detail {
+
+using type = queue_action::type;
+
+error_code local_queue::lost(std::uint64_t holder) const noexcept
+{
+    if (!holds(holder)) return {};
+    return end_ ? end_ : lost_reason_;  // the session's end is known before its listeners hear of it
+}
+
+local_queue::actions local_queue::acquire(std::uint64_t id, bool one_look)
+{
+    actions out;
+    // One look: only a lock that can be had at once: joined (readers), or nobody here holds or waits
+    // for it and no node of ours is queued, on a connected session.
+    const bool joinable = node_usable() && !holders_.empty() && may_join() && waiters_.empty();
+    const bool free = holders_.empty() && waiters_.empty() && !queued_ && connected_;
+    if (one_look && !joinable && !free) {
+        out.push_back({.what = type::fail_waiter, .id = id, .ec = zklock::error::timeout});
+        return out;
+    }
+    waiters_.emplace(id, one_look);
+    advance(out);
+    return out;
+}
+
+local_queue::actions local_queue::cancel(std::uint64_t id, error_code why)
+{
+    actions out;
+    if (waiters_.erase(id) == 0) return out;
+    out.push_back({.what = type::fail_waiter, .id = id, .ec = why});
+    maybe_abandon(out);
+    return out;
+}
+
+void local_queue::advance(actions& out)
+{
+    if (waiters_.empty()) return;
+    if (node_held_) {
+        if (connected_) grant_available(out);  // else once reconnected
+        return;
+    }
+    if (!contender_) {
+        contender_ = true;
+        out.push_back({.what = type::start_contender});
+    }
+}
+
+void local_queue::grant_available(actions& out)
+{
+    if (!holders_.empty() && !may_join()) return;
+    grant(out);
+    while (opts_.shared && !waiters_.empty() && may_join()) grant(out);
+    fail_one_looks(out);  // the lock is taken now (or the readers' bound is reached)
+}
+
+void local_queue::grant(actions& out)
+{
+    const auto it = waiters_.begin();
+    const auto id = it->first;
+    waiters_.erase(it);
+    const auto holder = ++holder_gen_;
+    holders_.insert(holder);
+    out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
+    out.push_back({.what = type::arm_loss_clock});
+}
+
+void local_queue::fail_one_looks(actions& out)
+{
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+        if (!it->second) {
+            ++it;
+            continue;
+        }
+        out.push_back({.what = type::fail_waiter, .id = it->first, .ec = zklock::error::timeout});
+        it = waiters_.erase(it);
+    }
+}
+
+void local_queue::fail_all(actions& out, error_code ec)
+{
+    for (const auto& [id, one_look] : waiters_) out.push_back({.what = type::fail_waiter, .id = id, .ec = ec});
+    waiters_.clear();
+}
+
+void local_queue::drop_contender() noexcept
+{
+    contender_ = node_held_ = queued_ = false;
+}
+
+// Nobody here wants the lock any more: give up the node, whether it is still queued or already ours (a
+// node that became the head while the session was disconnected is held by nobody; keeping it would
+// block every other process). A lingering node stays: it goes when another process queues.
+void local_queue::maybe_abandon(actions& out)
+{
+    if (!waiters_.empty() || !holders_.empty() || !contender_) return;
+    if (!node_held_) {
+        drop_contender();
+        out.push_back({.what = type::abandon_contender});
+    } else if (!opts_.linger) {
+        drop_contender();
+        out.push_back({.what = type::release_contender});
+    }
+}
+
+local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answer)
+{
+    actions out;
+    if (holders_.erase(holder) == 0) {
+        out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
+        return out;
+    }
+    for (auto it = lost_waiters_.begin(); it != lost_waiters_.end();) {
+        if (it->second != holder) {
+            ++it;
+            continue;
+        }
+        out.push_back({.what = type::abort_lost_waiter, .id = it->first});
+        it = lost_waiters_.erase(it);
+    }
+    if (!holders_.empty()) {  // others (readers, a re-entered hold) keep the node
+        out.push_back({.what = type::release_done});
+        return out;
+    }
+    const auto lost = end_ ? end_ : lost_reason_;
+    lost_reason_ = {};
+    // Hand off locally only on a live connection: a disconnected session may already have lost the node.
+    const bool keep = !lost && node_usable();
+    if (keep && !waiters_.empty() && grants_ <= opts_.handoff_limit) {
+        grant_available(out);  // cohort hand-off: the node stays, the next local coroutine holds it
+        out.push_back({.what = type::release_done});
+        return out;
+    }
+    out.push_back({.what = type::cancel_loss_clock});
+    if (keep && waiters_.empty() && opts_.linger && !followers_waiting_) {
+        out.push_back({.what = type::release_done});  // the node lingers for our next acquire
+        return out;
+    }
+    const bool had = contender_;
+    drop_contender();
+    if (lost) {
+        out.push_back({.what = type::release_done, .ec = lost});
+        if (had) out.push_back({.what = type::release_contender});
+    } else if (had) {
+        out.push_back({.what = type::release_contender, .answer = wants_answer});
+    } else {
+        out.push_back({.what = type::release_done});
+    }
+    advance(out);  // waiters left: a new node, whose create queues behind the delete in the session's FIFO
+    return out;
+}
+
+std::uint64_t local_queue::enter(std::uint64_t holder)
+{
+    if (!holds(holder) || lost(holder)) return 0;
+    const auto h = ++holder_gen_;
+    holders_.insert(h);
+    ++grants_;
+    return h;
+}
+
+local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t holder)
+{
+    actions out;
+    if (!holds(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    else if (auto why = lost(holder)) out.push_back({.what = type::notify_lost, .id = id, .ec = why});
+    else lost_waiters_.emplace(id, holder);
+    return out;
+}
+
+local_queue::actions local_queue::cancel_lost(std::uint64_t id)
+{
+    actions out;
+    if (lost_waiters_.erase(id)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    return out;
+}
+
+local_queue::actions local_queue::on_acquired()
+{
+    actions out;
+    grants_ = 0;
+    followers_waiting_ = false;
+    node_held_ = true;
+    queued_ = false;
+    if (waiters_.empty()) {
+        drop_contender();
+        out.push_back({.what = type::release_contender});
+    } else {
+        advance(out);
+    }
+    return out;
+}
+
+local_queue::actions local_queue::on_queued()
+{
+    actions out;
+    if (!node_held_) queued_ = true;
+    fail_one_looks(out);  // one-look waiters give up as soon as someone is ahead
+    maybe_abandon(out);
+    return out;
+}
+
+local_queue::actions local_queue::on_failed(error_code ec)
+{
+    actions out;
+    drop_contender();
+    out.push_back({.what = type::forget_contender});
+    fail_all(out, ec);
+    return out;
+}
+
+local_queue::actions local_queue::on_lost(error_code ec)
+{
+    actions out;
+    if (!holders_.empty()) {
+        report_lost(out, ec);
+        return out;
+    }
+    drop_contender();
+    out.push_back({.what = type::release_contender});
+    advance(out);
+    return out;
+}
+
+local_queue::actions local_queue::on_followers_waiting()
+{
+    actions out;
+    followers_waiting_ = true;
+    // A lingering node (held, but by none of our coroutines) goes at once.
+    if (holders_.empty() && waiters_.empty() && contender_) {
+        drop_contender();
+        out.push_back({.what = type::release_contender});
+    }
+    return out;
+}
+
+// A definitive reason replaces "uncertain", and the session's end replaces the deletion of our node that
+// the server made when it expired the session; otherwise the first reason stands.
+void local_queue::report_lost(actions& out, error_code ec)
+{
+    const bool session_end = ec == zklock::error::session_expired || ec == zklock::error::session_closed;
+    if (lost_reason_ && !(lost_reason_ == zklock::error::ownership_uncertain && ec != lost_reason_) &&
+        !(lost_reason_ == zklock::error::lock_node_deleted && session_end))
+        return;
+    lost_reason_ = ec;
+    out.push_back({.what = type::cancel_loss_clock});
+    for (const auto& [id, holder] : lost_waiters_) out.push_back({.what = type::notify_lost, .id = id, .ec = ec});
+    lost_waiters_.clear();
+}
+
+local_queue::actions local_queue::on_session_final(error_code ec)
+{
+    actions out;
+    out.push_back({.what = type::cancel_loss_clock});
+    if (!holders_.empty()) report_lost(out, ec);
+    if (contender_) {
+        drop_contender();
+        out.push_back({.what = type::abandon_contender});
+    }
+    fail_all(out, ec);
+    return out;
+}
+
+local_queue::actions local_queue::on_connected()
+{
+    actions out;
+    advance(out);  // a waiter may have been kept from a node that became ours while disconnected
+    return out;
+}
+
+local_queue::actions local_queue::on_uncertain()
+{
+    actions out;
+    if (!holders_.empty()) report_lost(out, zklock::error::ownership_uncertain);
+    return out;
+}
+
+local_queue::actions local_queue::teardown()
+{
+    actions out;
+    out.push_back({.what = type::cancel_loss_clock});
+    if (contender_) {
+        drop_contender();
+        out.push_back({.what = type::abandon_contender});
+    }
+    fail_all(out, boost::asio::error::operation_aborted);
+    for (const auto& [id, holder] : lost_waiters_) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    lost_waiters_.clear();
+    return out;
+}
+
+}  // namespace zklock::detail

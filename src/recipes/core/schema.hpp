@@ -1,0 +1,69 @@
+// What a lock directory's children mean to each recipe: pure functions over names, no I/O.
+//
+// Every recipe reads the same kind of listing (the children of one directory, in any order) and asks
+// one question of it: "do I hold it, and if not, whose node do I watch?". The recipes differ only in
+// the answer, so the answer lives here, where the unit tests reach it without a server.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zklock::detail {
+
+/// The node families that share a lock directory in the wild, by the names their recipes give them.
+enum class lock_schema {
+    mutex,       ///< "...lock-N" (Curator InterProcessMutex, zklock), "__lock__N" / "__rlock__N" (kazoo)
+    read_write,  ///< "...__READ__N" / "...__WRIT__N" (Curator InterProcessReadWriteLock)
+    semaphore,   ///< the children "locks" and "leases" (Curator InterProcessSemaphoreV2)
+};
+
+/// Words for an error message ("a Curator read/write lock (__READ__/__WRIT__ nodes)").
+std::string_view describe(lock_schema) noexcept;
+
+/// The kind of node a contender creates; decides the name and the predicate.
+enum class contender_kind {
+    exclusive,  ///< a mutex node: holds when first among mutex nodes
+    writer,     ///< a __WRIT__ node: holds when first among readers and writers
+    reader,     ///< a __READ__ node: holds when no writer is ahead
+};
+
+/// The name marker a contender of `kind` puts before ZooKeeper's sequence ("lock-", "__WRIT__", "__READ__").
+std::string_view marker(contender_kind) noexcept;
+lock_schema schema_of(contender_kind) noexcept;
+
+/// The role a child plays: a contender of one schema (and whether it excludes readers), or nothing.
+struct child_role {
+    std::optional<lock_schema> schema;  ///< empty: a data child or a foreign name, ignored
+    bool contender = false;             ///< a sequential node that queues (false for "locks"/"leases")
+    bool excludes_readers = false;      ///< a writer, or any mutex node
+};
+child_role classify(std::string_view name) noexcept;
+
+/// The answer to "do I hold it?" for one listing.
+struct verdict {
+    bool found = false;               ///< our node is among the children (false: it is gone)
+    bool holds = false;               ///< we hold the lock
+    std::string watch;                ///< when not holding: the child to watch (its deletion may change it)
+    bool watch_is_last_obstacle = false;  ///< its deletion makes us the holder (nothing else is ahead)
+    std::optional<lock_schema> foreign;   ///< a child of another schema: the directory is not ours to use
+    std::size_t ahead = 0;            ///< contenders ahead of us that count for our kind
+};
+
+/// Decides for our node `own` of `kind` among `children`. Ordering is by sequence number relative to our
+/// own (serial-number arithmetic, so it stays right across the signed 32-bit wrap). Foreign-schema
+/// children are reported, not ordered: the caller refuses the directory.
+verdict decide(contender_kind kind, const std::vector<std::string>& children, std::string_view own);
+
+/// Curator SemaphoreV2's lease rule: a lease holds when the leases directory (which it lists after
+/// creating its own node, under the semaphore's internal lock) has at most `max_leases` children.
+/// Empty when `own` is not among them (its node is gone).
+std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_leases);
+
+/// A foreign child in the semaphore's own directory (a mutex's or read/write lock's contender).
+std::optional<lock_schema> foreign_to_semaphore(const std::vector<std::string>& children) noexcept;
+
+}  // namespace zklock::detail

@@ -1,0 +1,215 @@
+// Performs the local queue's actions. Everything here runs on the session's executor.
+#include "lock_queue.hpp"
+
+namespace zklock::detail {
+
+using type = queue_action::type;
+
+lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
+                       lock_queue_options o)
+    : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
+      machine_(opts.queue), grace_(s->ex)
+{
+}
+
+void lock_queue::subscribe()
+{
+    listener_ = s->subscribe([w = weak_from_this()](session_state st) {
+        auto q = w.lock();
+        if (!q) return;
+        if (is_final(st)) q->step([&](local_queue& m) { return m.on_session_final(final_error(st)); });
+        // Reconnected: a waiter may have been kept from a node that became ours while disconnected.
+        // (While disconnected nothing is done here: the loss clock runs from the newest answer either way.)
+        else if (st == session_state::connected) q->step([](local_queue& m) { return m.on_connected(); });
+    });
+}
+
+lock_queue::~lock_queue()
+{
+    // Forget this path in the session, unless a newer queue took the slot meanwhile.
+    if (auto it = s->recipes.find(key); it != s->recipes.end() && it->second.expired()) s->recipes.erase(it);
+    s->unsubscribe(listener_);
+    perform(machine_.teardown(), nullptr);
+}
+
+template <class Event>
+void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done)
+{
+    const bool final = is_final(s->state);
+    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{});
+    perform(event(machine_), done);
+}
+
+void lock_queue::acquire(std::uint64_t id, deadline d, handler<guard> h)
+{
+    if (auto ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path)) {
+        s->post_completion(std::move(h), ec, guard{});
+        return;
+    }
+    const bool one_look = d && *d <= std::chrono::steady_clock::now();
+    auto& w = waiters_[id];
+    w.h = std::move(h);
+    // A one look has a small bound of its own: a server that stopped answering must not hold it for the
+    // 2/3 T the C client takes to notice.
+    if (d) {
+        w.timer = std::make_unique<asio::steady_timer>(
+            s->ex, one_look ? std::chrono::steady_clock::now() + s->one_look_limit() : *d);
+        w.timer->async_wait([q = weak_from_this(), id](error_code tec) {
+            if (auto self = q.lock(); self && !tec) self->cancel_waiter(id, zklock::error::timeout);
+        });
+    }
+    step([&](local_queue& m) { return m.acquire(id, one_look); });
+}
+
+void lock_queue::cancel_waiter(std::uint64_t id, error_code why)
+{
+    step([&](local_queue& m) { return m.cancel(id, why); });
+}
+
+guard lock_queue::enter(std::uint64_t holder)
+{
+    const auto seq = machine_.next_seq();
+    const auto h = machine_.enter(holder);
+    if (h == 0 || !current_) return guard{};
+    return guard(shared_from_this(), h, current_->node(), fencing_token{current_->zxid(), seq});
+}
+
+void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
+{
+    step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done);
+}
+
+void lock_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
+{
+    lost_waiters_.emplace(id, std::move(h));
+    step([&](local_queue& m) { return m.wait_lost(id, holder); });
+}
+
+void lock_queue::cancel_lost(std::uint64_t id)
+{
+    step([&](local_queue& m) { return m.cancel_lost(id); });
+}
+
+error_code lock_queue::lost(std::uint64_t holder) const
+{
+    if (!machine_.holds(holder)) return {};
+    // The session's end is known the moment its state changes; listeners hear of it a moment later.
+    if (is_final(s->state)) return final_error(s->state);
+    return machine_.lost(holder);
+}
+
+void lock_queue::on_contender(const contender* c, const contender_action& report)
+{
+    if (c != current_.get()) return;  // a contender given up earlier
+    step([&](local_queue& m) {
+        switch (report.what) {
+        case contender_action::type::acquired: return m.on_acquired();
+        case contender_action::type::waiting: return m.on_queued();
+        case contender_action::type::failed: return m.on_failed(report.ec);
+        case contender_action::type::lost: return m.on_lost(report.ec);
+        default: return m.on_followers_waiting();
+        }
+    });
+}
+
+std::shared_ptr<contender> lock_queue::drop_contender()
+{
+    if (current_) s->release_keepalive();  // the session's keepalive is no longer needed for it
+    return std::exchange(current_, nullptr);
+}
+
+void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g)
+{
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    auto w = std::move(it->second);
+    waiters_.erase(it);
+    if (w.timer) w.timer->cancel();
+    s->post_completion(std::move(w.h), ec, std::move(g));
+}
+
+void lock_queue::perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done)
+{
+    for (const auto& a : actions) {
+        switch (a.what) {
+        case type::grant:
+            complete_waiter(a.id, {},
+                            guard(shared_from_this(), a.holder, current_->node(), fencing_token{current_->zxid(), a.seq}));
+            break;
+        case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}); break;
+        case type::start_contender: {
+            auto self = shared_from_this();
+            current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
+                                                   opts.queue.linger);
+            s->retain_keepalive();
+            current_->start();
+            break;
+        }
+        case type::abandon_contender:
+            if (auto c = drop_contender()) c->abandon();
+            break;
+        case type::release_contender:
+            if (auto c = drop_contender()) {
+                if (a.answer && done) c->release([ss = s, done](error_code ec) { done->complete(*ss, ec); });
+                else c->release({});
+            }
+            break;
+        case type::forget_contender: drop_contender(); break;
+        case type::release_done:
+            if (done) done->complete(*s, a.ec);
+            break;
+        case type::notify_lost:
+        case type::abort_lost_waiter:
+            if (auto it = lost_waiters_.find(a.id); it != lost_waiters_.end()) {
+                auto h = std::move(it->second);
+                lost_waiters_.erase(it);
+                if (a.what == type::notify_lost) s->post_completion(std::move(h), error_code{}, a.ec);
+                else s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
+            }
+            break;
+        case type::arm_loss_clock: arm_loss_clock(); break;
+        case type::cancel_loss_clock: grace_.cancel(); break;
+        }
+    }
+}
+
+// The loss clock. ZooKeeper touched the session no earlier than the send time of the newest request it
+// answered; it cannot expire the session (and let another client in) sooner than the session timeout
+// after that touch, less the forwarding delay in an ensemble and the keepalive gap (docs/DESIGN.md,
+// "Loss timing"). The holders are told ownership_uncertain once loss_grace has passed since that send
+// time without a newer answer, connected or not: a silent follower looks connected for 2/3 T.
+void lock_queue::arm_loss_clock()
+{
+    if (!machine_.has_holders()) return;
+    grace_.expires_at(s->last_answered_send() + s->loss_grace());
+    // Whoever holds the lock when the grace runs out is told, even if it changed hands meanwhile.
+    grace_.async_wait([q = weak_from_this()](error_code ec) {
+        auto self = q.lock();
+        if (!self || ec || !self->machine_.has_holders()) return;
+        if (std::chrono::steady_clock::now() >= self->s->last_answered_send() + self->s->loss_grace())
+            self->step([](local_queue& m) { return m.on_uncertain(); });
+        else
+            self->arm_loss_clock();  // a newer answer came: count from it
+    });
+}
+
+std::shared_ptr<lock_queue> find_lock_queue(const std::shared_ptr<session_impl>& s, const std::string& key,
+                                            const std::string& path, const lock_queue_options& o, error_code& refusal)
+{
+    if (!s) {
+        refusal = zklock::error::no_session;
+        return nullptr;
+    }
+    auto& slot = s->recipes[key];
+    if (auto existing = std::static_pointer_cast<lock_queue>(slot.lock())) {
+        if (existing->opts == o) return existing;
+        refusal = zklock::error::conflicting_options;
+        return nullptr;
+    }
+    auto q = std::make_shared<lock_queue>(s, key, path, o);
+    q->subscribe();
+    slot = q;
+    return q;
+}
+
+}  // namespace zklock::detail

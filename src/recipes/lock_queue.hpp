@@ -1,0 +1,73 @@
+// The shell around local_queue: the waiters' completions and deadlines, the loss clock, the contender.
+// One per session, lock path and side ("mutex:/locks/a", "read:/locks/a"), shared by every lock object
+// of that session on that path.
+#pragma once
+
+#include "contender.hpp"
+#include "core/local_queue.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+#include <optional>
+
+namespace zklock::detail {
+
+using deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+struct lock_queue_options {
+    contender_kind kind = contender_kind::exclusive;
+    local_queue::options queue;
+    zklock::acl acl = open_acl();
+    friend bool operator==(const lock_queue_options&, const lock_queue_options&) = default;
+};
+
+class lock_queue : public lock_base, public contender_owner, public std::enable_shared_from_this<lock_queue> {
+public:
+    lock_queue(std::shared_ptr<session_impl> session, std::string key, std::string lock_path, lock_queue_options o);
+    /// The last lock object and guard of this path are gone: waiters are aborted, the node given up.
+    ~lock_queue() override;
+    void subscribe();
+
+    void acquire(std::uint64_t id, deadline d, handler<guard> h);
+    void cancel_waiter(std::uint64_t id, error_code why);
+    /// A second hold of `holder`'s node (see local_queue::enter): an empty guard if it does not hold.
+    guard enter(std::uint64_t holder);
+
+    void release(std::uint64_t holder, std::shared_ptr<pending_release> done) override;
+    void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;
+    void cancel_lost(std::uint64_t id) override;
+    error_code lost(std::uint64_t holder) const override;
+
+    void on_contender(const contender* c, const contender_action& report) override;
+
+    const std::string key, path;
+    const lock_queue_options opts;
+
+private:
+    struct waiter {
+        handler<guard> h;
+        std::unique_ptr<asio::steady_timer> timer;
+    };
+    /// Runs `event` on the machine with the session's state as it is now, and performs its actions.
+    template <class Event>
+    void step(Event event, const std::shared_ptr<pending_release>& done = nullptr);
+    void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done);
+    void complete_waiter(std::uint64_t id, error_code ec, guard g);
+    void arm_loss_clock();
+    std::shared_ptr<contender> drop_contender();
+
+    local_queue machine_;
+    std::map<std::uint64_t, waiter> waiters_;
+    std::map<std::uint64_t, handler<error_code>> lost_waiters_;
+    std::shared_ptr<contender> current_;
+    asio::steady_timer grace_;  // the loss clock: ownership uncertain without a fresh answer
+    std::uint64_t listener_ = 0;
+};
+
+/// The session's queue for `key` (made on first use), or null with `refusal` set: a moved-from session,
+/// or another lock object of this session on the same path with other options.
+std::shared_ptr<lock_queue> find_lock_queue(const std::shared_ptr<session_impl>& s, const std::string& key,
+                                            const std::string& path, const lock_queue_options& o, error_code& refusal);
+
+}  // namespace zklock::detail
