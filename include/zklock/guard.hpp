@@ -21,6 +21,11 @@ void async_release(std::shared_ptr<lock_base>, std::uint64_t holder, handler<>);
 void async_wait_lost(std::shared_ptr<lock_base>, std::uint64_t holder, handler<boost::system::error_code>);
 void release_detached(std::shared_ptr<lock_base>, std::uint64_t holder) noexcept;
 boost::system::error_code lost_reason(const std::shared_ptr<lock_base>&, std::uint64_t holder) noexcept;
+/// A guard's share of its lock, for operations that start from a held lock (a downgrade).
+struct hold_ref {
+    std::shared_ptr<lock_base> state;
+    std::uint64_t holder = 0;
+};
 }  // namespace detail
 
 /**
@@ -123,6 +128,7 @@ public:
     }
 
 private:
+    friend detail::hold_ref hold_of(const guard& g) noexcept { return {g.queue_, g.holder_}; }
     void reset() noexcept
     {
         if (queue_) detail::release_detached(std::exchange(queue_, nullptr), holder_);

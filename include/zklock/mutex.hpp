@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zklock/acl.hpp>
+#include <zklock/detail/acquire.hpp>
 #include <zklock/guard.hpp>
 #include <zklock/session.hpp>
 
@@ -28,36 +29,10 @@ struct mutex_options {
 };
 
 namespace detail {
-class lock_queue;
 /// The session's shared state for `path`; null with `refusal` set when there is none to be had (a
 /// moved-from session, other options for the same path).
 std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&, const std::string& path,
                                            const mutex_options&, error_code& refusal);
-void refuse_acquire(error_code why, handler<guard>);
-using deadline = std::optional<std::chrono::steady_clock::time_point>;
-void async_acquire(std::shared_ptr<lock_queue>, deadline, handler<guard>);
-/// Drops a reference on the session's executor, so that the last one is never dropped elsewhere.
-void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
-
-/// The deadline `timeout` from now, saturated as Asio's timers do: a timeout beyond what the clock can
-/// represent (seconds::max(), an infinite duration<double>) means no deadline; zero, negative or NaN
-/// means now (one look).
-template <class Rep, class Period>
-deadline deadline_after(std::chrono::duration<Rep, Period> timeout)
-{
-    using clock = std::chrono::steady_clock;
-    const auto now = clock::now();
-    if (!(timeout > decltype(timeout)::zero())) return now;
-    // Compared as floating point, which cannot overflow; half the room keeps clear of rounding.
-    const std::chrono::duration<long double> room = clock::time_point::max() - now;
-    if (std::chrono::duration<long double>(timeout) >= room / 2) return std::nullopt;
-    return now + std::chrono::ceil<clock::duration>(timeout);
-}
-
-template <class T>
-struct is_duration : std::false_type {};
-template <class R, class P>
-struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
 }  // namespace detail
 
 /**
@@ -144,12 +119,7 @@ private:
     template <class CompletionToken>
     auto initiate(detail::deadline d, CompletionToken& token)
     {
-        return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> q, error_code refusal, detail::deadline dl) {
-                if (q) detail::async_acquire(std::move(q), dl, std::move(h));
-                else detail::refuse_acquire(refusal, std::move(h));
-            },
-            token, queue_, refusal_, d);
+        return detail::initiate_acquire(token, queue_, refusal_, d);
     }
 
     std::string path_;

@@ -1,0 +1,55 @@
+// What every lock object's acquire shares: the deadline from a timeout, and the initiation.
+#pragma once
+
+#include <zklock/guard.hpp>
+
+#include <boost/asio/async_result.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <type_traits>
+
+namespace zklock::detail {
+
+class lock_queue;
+using deadline = std::optional<std::chrono::steady_clock::time_point>;
+void refuse_acquire(boost::system::error_code why, handler<guard>);
+void async_acquire(std::shared_ptr<lock_queue>, deadline, handler<guard>);
+/// Drops a reference on the session's executor, so that the last one is never dropped elsewhere.
+void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
+
+/// The deadline `timeout` from now, saturated as Asio's timers do: a timeout beyond what the clock can
+/// represent (seconds::max(), an infinite duration<double>) means no deadline; zero, negative or NaN
+/// means now (one look).
+template <class Rep, class Period>
+deadline deadline_after(std::chrono::duration<Rep, Period> timeout)
+{
+    using clock = std::chrono::steady_clock;
+    const auto now = clock::now();
+    if (!(timeout > decltype(timeout)::zero())) return now;
+    // Compared as floating point, which cannot overflow; half the room keeps clear of rounding.
+    const std::chrono::duration<long double> room = clock::time_point::max() - now;
+    if (std::chrono::duration<long double>(timeout) >= room / 2) return std::nullopt;
+    return now + std::chrono::ceil<clock::duration>(timeout);
+}
+
+template <class T>
+struct is_duration : std::false_type {};
+template <class R, class P>
+struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
+
+/// Starts an acquire on `q` (or completes it with `refusal` when there is no queue to be had).
+template <class CompletionToken>
+auto initiate_acquire(CompletionToken& token, const std::shared_ptr<lock_queue>& q, boost::system::error_code refusal,
+                      deadline d)
+{
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
+        [](auto h, std::shared_ptr<lock_queue> qq, boost::system::error_code why, deadline dl) {
+            if (qq) async_acquire(std::move(qq), dl, std::move(h));
+            else refuse_acquire(why, std::move(h));
+        },
+        token, q, refusal, d);
+}
+
+}  // namespace zklock::detail

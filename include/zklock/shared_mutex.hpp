@@ -1,0 +1,122 @@
+// The distributed read/write lock: `auto g = co_await rw.acquire_shared(5s);` for readers,
+// `co_await rw.acquire(5s)` for writers.
+#pragma once
+
+#include <zklock/mutex.hpp>
+
+namespace zklock {
+
+namespace detail {
+/// The session's queue for one side of the read/write lock on `path`.
+std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>&, const std::string& path, bool readers,
+                                         const mutex_options&, error_code& refusal);
+/// A read hold on the node of a write guard (Curator's downgrade); `void(error_code, guard)`.
+void async_downgrade(hold_ref write, handler<guard> h);
+}  // namespace detail
+
+/**
+ * A read/write lock on a ZooKeeper path, shared with every process that locks it the same way: zklock's
+ * shared_mutex and Curator's InterProcessReadWriteLock queue together on one path.
+ *
+ * The recipe (Curator's): writers create `PATH/_c_<uuid>-__WRIT__N` and hold when first among readers
+ * and writers, watching the node just ahead; readers create `PATH/_c_<uuid>-__READ__N` and hold when no
+ * writer is ahead, watching the nearest writer ahead. Readers of one session share one read node: their
+ * coroutines hold it together (at most `local_handoff_limit + 1` grants per node, so that a writer of
+ * another process gets its turn); writers of one session queue locally behind one write node, as with
+ * `zklock::mutex`.
+ *
+ * A path that holds another kind of lock's nodes (a mutex's `-lock-`, kazoo's `__lock__`/`__rlock__`, a
+ * semaphore's `locks`/`leases`) is refused with `error::schema_mismatch`: the two kinds would not
+ * exclude each other.
+ *
+ * Acquires, guards, deadlines, cancellation, errors, executors and lifetimes are as for `zklock::mutex`
+ * (see mutex.hpp); each guard's `token()` grows with every grant, and `async_wait_lost` tells a reader
+ * or a writer that its node is gone.
+ */
+class shared_mutex {
+public:
+    /// Make it on the session's executor. Options as for `mutex` (linger applies to both sides).
+    shared_mutex(session& s, std::string path, mutex_options options = {})
+        : path_(std::move(path)),
+          readers_(detail::rw_queue_for(s.impl(), path_, true, options, read_refusal_)),
+          writers_(detail::rw_queue_for(s.impl(), path_, false, options, write_refusal_))
+    {
+    }
+    shared_mutex(const shared_mutex&) = default;
+    shared_mutex(shared_mutex&&) noexcept = default;
+    shared_mutex& operator=(shared_mutex other) noexcept
+    {
+        std::swap(path_, other.path_);
+        std::swap(read_refusal_, other.read_refusal_);
+        std::swap(write_refusal_, other.write_refusal_);
+        std::swap(readers_, other.readers_);
+        std::swap(writers_, other.writers_);
+        return *this;
+    }
+    /// May run on any thread: the shared state is let go on the session's executor.
+    ~shared_mutex()
+    {
+        detail::drop_on_executor(std::move(readers_));
+        detail::drop_on_executor(std::move(writers_));
+    }
+
+    const std::string& path() const noexcept { return path_; }
+
+    /// The write side: exclusive. Waits at most `timeout` (zero: one look). `void(error_code, guard)`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, writers_, write_refusal_, detail::deadline_after(timeout));
+    }
+    template <class CompletionToken = asio::deferred_t>
+        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
+    auto acquire(CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, writers_, write_refusal_, detail::deadline{});
+    }
+    template <class CompletionToken = asio::deferred_t>
+    auto try_acquire(CompletionToken&& token = {})
+    {
+        return acquire(std::chrono::steady_clock::duration::zero(), std::forward<CompletionToken>(token));
+    }
+
+    /// The read side: shared with other readers, never with a writer. `void(error_code, guard)`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire_shared(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, readers_, read_refusal_, detail::deadline_after(timeout));
+    }
+    template <class CompletionToken = asio::deferred_t>
+        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value && !std::is_same_v<std::decay_t<CompletionToken>, guard>)
+    auto acquire_shared(CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, readers_, read_refusal_, detail::deadline{});
+    }
+    template <class CompletionToken = asio::deferred_t>
+    auto try_acquire_shared(CompletionToken&& token = {})
+    {
+        return acquire_shared(std::chrono::steady_clock::duration::zero(), std::forward<CompletionToken>(token));
+    }
+
+    /**
+     * Downgrade: the read side for the holder of the write guard `write`, at once and without a round
+     * trip. The new guard holds the writer's node too, so no other writer can slip in between: release
+     * `write` and keep reading under the returned guard (other readers get in once it goes, as with
+     * Curator, whose downgrade this is). Completes with `error::not_held` if `write` holds nothing or its
+     * lock was lost. Signature `void(error_code, guard)`.
+     */
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire_shared(const guard& write, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, guard)>(
+            [](auto h, detail::hold_ref w) { detail::async_downgrade(std::move(w), std::move(h)); }, token,
+            hold_of(write));
+    }
+
+private:
+    std::string path_;
+    error_code read_refusal_, write_refusal_;
+    std::shared_ptr<detail::lock_queue> readers_, writers_;
+};
+
+}  // namespace zklock
