@@ -30,6 +30,7 @@ enum class error {
     no_delete_permission,  ///< ... does not let it delete its lock node (it would block everyone): refused
     no_read_permission,    ///< ... does not let it list the contenders
     schema_mismatch,       ///< the lock path holds another recipe's nodes (the session's log names it)
+    invalid_lease_count,   ///< a semaphore asked for 0 leases, or more than it has
 };
 
 const boost::system::error_category& zklock_category() noexcept;

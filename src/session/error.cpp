@@ -62,6 +62,9 @@ public:
             return "the lock path holds the nodes of another kind of lock (a mutex, a read/write lock or a "
                    "semaphore; the session's log names it): locks of different kinds on one path would not "
                    "exclude each other, so nothing was taken; use another path";
+        case error::invalid_lease_count:
+            return "a semaphore has at least one lease, and an acquire asks for at least one and at most "
+                   "as many as the semaphore has";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -1,0 +1,139 @@
+// The distributed counting semaphore: at most N leases held at once across every process on a path.
+#pragma once
+
+#include <zklock/acl.hpp>
+#include <zklock/detail/acquire.hpp>
+#include <zklock/guard.hpp>
+#include <zklock/session.hpp>
+
+#include <vector>
+
+namespace zklock {
+
+struct semaphore_options {
+    /// How many times in a row a released lease may pass to a coroutine of this session that waits for
+    /// one, without a round trip, before it goes back to ZooKeeper so that other processes get a turn.
+    std::size_t local_handoff_limit = 10;
+    /// ACL of the lease and lock nodes and of the parents created on demand.
+    zklock::acl acl = open_acl();
+
+    friend bool operator==(const semaphore_options&, const semaphore_options&) = default;
+};
+
+namespace detail {
+class semaphore_queue;
+std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<session_impl>&, const std::string& path,
+                                                     std::size_t max_leases, const semaphore_options&,
+                                                     error_code& refusal);
+void async_acquire_leases(std::shared_ptr<semaphore_queue>, std::size_t n, deadline, handler<std::vector<guard>>);
+void async_acquire_lease(std::shared_ptr<semaphore_queue>, deadline, handler<guard>);
+void refuse_leases(error_code why, handler<std::vector<guard>>);
+void drop_on_executor(std::shared_ptr<semaphore_queue>) noexcept;
+}  // namespace detail
+
+/**
+ * A semaphore of `max_leases` leases on a ZooKeeper path, shared with every process that uses the same
+ * path and count: zklock's semaphore and Curator's InterProcessSemaphoreV2 take leases from one pool.
+ *
+ * The recipe (Curator SemaphoreV2's): under an internal lock at `PATH/locks` (a mutex), a waiter creates
+ * its lease nodes `PATH/leases/_c_<uuid>-lease-N` and waits, watching `PATH/leases`, until that
+ * directory has at most `max_leases` children; then it releases the internal lock and holds its leases.
+ * Only one waiter at a time (the internal lock's holder) watches the leases, so a release wakes one
+ * process, not all. Several leases are taken all together or not at all. A lease released by one
+ * coroutine of this session passes to the next one waiting here without a round trip, up to
+ * `local_handoff_limit` times in a row.
+ *
+ * The count is not stored on the server (as with Curator): every user of a path must agree on it.
+ *
+ * Each lease is a `guard`: `node()` is its lease node, `token()` its fencing token, `async_wait_lost()`
+ * tells of its loss (its node deleted, the session expired, no answer within the loss grace).
+ *
+ * @par Errors
+ * As for `mutex::acquire`, and `error::invalid_lease_count` for 0 leases or more than `max_leases`,
+ * `error::schema_mismatch` when the path holds another kind of lock's nodes.
+ *
+ * @par Cancellation, executor, thread safety, lifetimes
+ * As for `zklock::mutex`: any cancellation type completes the acquire at once with `operation_aborted`
+ * and deletes whatever it created in the background; initiation from any thread; completion on the
+ * handler's executor; keep a semaphore object while its acquires are pending.
+ */
+class semaphore {
+public:
+    /// Make it on the session's executor. Another semaphore object of this session on the same path must
+    /// have the same count and options (else `error::conflicting_options`).
+    semaphore(session& s, std::string path, std::size_t max_leases, semaphore_options options = {})
+        : path_(std::move(path)), max_leases_(max_leases),
+          queue_(detail::semaphore_queue_for(s.impl(), path_, max_leases, options, refusal_))
+    {
+    }
+    semaphore(const semaphore&) = default;
+    semaphore(semaphore&&) noexcept = default;
+    semaphore& operator=(semaphore other) noexcept
+    {
+        std::swap(path_, other.path_);
+        std::swap(max_leases_, other.max_leases_);
+        std::swap(refusal_, other.refusal_);
+        std::swap(queue_, other.queue_);
+        return *this;
+    }
+    /// May run on any thread: the shared state is let go on the session's executor.
+    ~semaphore() { detail::drop_on_executor(std::move(queue_)); }
+
+    const std::string& path() const noexcept { return path_; }
+    std::size_t max_leases() const noexcept { return max_leases_; }
+
+    /// One lease, waiting at most `timeout` (zero: one look). Completion `void(error_code, guard)`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
+    {
+        return initiate_one(detail::deadline_after(timeout), token);
+    }
+    template <class CompletionToken = asio::deferred_t>
+        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
+    auto acquire(CompletionToken&& token = {})
+    {
+        return initiate_one(detail::deadline{}, token);
+    }
+    template <class CompletionToken = asio::deferred_t>
+    auto try_acquire(CompletionToken&& token = {})
+    {
+        return acquire(std::chrono::steady_clock::duration::zero(), std::forward<CompletionToken>(token));
+    }
+
+    /// `n` leases, all or none, waiting at most `timeout`. Completion `void(error_code, std::vector<guard>)`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire_many(std::size_t n, std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
+    {
+        return initiate_many(n, detail::deadline_after(timeout), token);
+    }
+
+private:
+    template <class CompletionToken>
+    auto initiate_many(std::size_t n, detail::deadline d, CompletionToken& token)
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, std::vector<guard>)>(
+            [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, std::size_t count,
+               detail::deadline dl) {
+                if (q) detail::async_acquire_leases(std::move(q), count, dl, std::move(h));
+                else detail::refuse_leases(refusal, std::move(h));
+            },
+            token, queue_, refusal_, n, d);
+    }
+    template <class CompletionToken>
+    auto initiate_one(detail::deadline d, CompletionToken& token)
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, guard)>(
+            [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, detail::deadline dl) {
+                if (q) detail::async_acquire_lease(std::move(q), dl, std::move(h));
+                else detail::refuse_acquire(refusal, std::move(h));
+            },
+            token, queue_, refusal_, d);
+    }
+
+    std::string path_;
+    std::size_t max_leases_;
+    error_code refusal_;
+    std::shared_ptr<detail::semaphore_queue> queue_;
+};
+
+}  // namespace zklock

@@ -1,0 +1,331 @@
+// The semaphore's local side: waiters in order, one protocol run at a time for the first of them, leases
+// handed between coroutines without a round trip (bounded), the loss signal of each lease.
+#include "lease_run.hpp"
+
+namespace zklock::detail {
+
+semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::string p, std::size_t max,
+                                 semaphore_options o, std::shared_ptr<lock_queue> lock)
+    : lock_base(std::move(session)), path(std::move(p)), max_leases(max), opts(std::move(o)),
+      internal_lock(std::move(lock)), grace_(s->ex)
+{
+}
+
+void semaphore_queue::subscribe()
+{
+    listener_ = s->subscribe([w = weak_from_this()](session_state st) {
+        auto q = w.lock();
+        if (!q) return;
+        if (is_final(st)) {
+            const auto ec = final_error(st);
+            q->end_run();
+            for (auto& [holder, l] : q->held_) q->lose(holder, ec);
+            for (auto it = q->waiters_.begin(); it != q->waiters_.end(); it = q->waiters_.begin())
+                q->complete(it->first, ec, {});
+        } else if (st == session_state::connected) {
+            q->advance();
+        }
+    });
+}
+
+semaphore_queue::~semaphore_queue()
+{
+    if (auto it = s->recipes.find("semaphore:" + path); it != s->recipes.end() && it->second.expired())
+        s->recipes.erase(it);
+    s->unsubscribe(listener_);
+    end_run();
+    for (auto& [holder, l] : held_) delete_node(s, l.lease.node, {});
+    if (keepalive_) s->release_keepalive();
+    for (auto& [id, w] : waiters_) {
+        if (w.timer) w.timer->cancel();
+        std::visit([&](auto& h) { s->post_completion(std::move(h), error_code(asio::error::operation_aborted), {}); },
+                   w.h);
+    }
+    for (auto& [id, lw] : lost_waiters_)
+        s->post_completion(std::move(lw.second), error_code(asio::error::operation_aborted), error_code{});
+}
+
+void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, completion h)
+{
+    error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path + "/leases");
+    if (!ec && (n == 0 || n > max_leases)) ec = zklock::error::invalid_lease_count;
+    const bool one_look = d && *d <= std::chrono::steady_clock::now();
+    // One look: only with nobody here ahead, on a connected session (the run then looks once).
+    if (!ec && one_look && (!waiters_.empty() || s->state != session_state::connected)) ec = zklock::error::timeout;
+    auto& w = waiters_[id];
+    w = waiter{n, one_look, d, std::move(h), nullptr};
+    if (ec) return complete(id, ec, {});
+    if (d) {
+        w.timer = std::make_unique<asio::steady_timer>(
+            s->ex, one_look ? std::chrono::steady_clock::now() + s->one_look_limit() : *d);
+        w.timer->async_wait([q = weak_from_this(), id](error_code tec) {
+            if (auto self = q.lock(); self && !tec) self->cancel_waiter(id, zklock::error::timeout);
+        });
+    }
+    advance();
+}
+
+void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
+{
+    if (!waiters_.count(id)) return;
+    if (id == run_for_) end_run();
+    complete(id, why, {});
+    advance();
+}
+
+void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guard> leases)
+{
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) return;
+    auto w = std::move(it->second);
+    waiters_.erase(it);
+    if (w.timer) w.timer->cancel();
+    if (auto* one = std::get_if<handler<guard>>(&w.h))
+        s->post_completion(std::move(*one), ec, leases.empty() ? guard{} : std::move(leases.front()));
+    else
+        s->post_completion(std::move(std::get<handler<std::vector<guard>>>(w.h)), ec, std::move(leases));
+}
+
+void semaphore_queue::end_run()
+{
+    if (auto r = std::exchange(run_, nullptr)) r->abandon();
+    run_for_ = 0;
+}
+
+// The first waiter gets a run of the protocol; the others wait here, behind it.
+void semaphore_queue::advance()
+{
+    if (run_ || waiters_.empty() || s->state != session_state::connected) return;
+    const auto& [id, w] = *waiters_.begin();
+    run_for_ = id;
+    run_ = std::make_shared<lease_run>(shared_from_this(), w.n, w.d);
+    run_->start();
+}
+
+void semaphore_queue::on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases)
+{
+    if (run != run_.get()) {
+        for (auto& l : leases) delete_node(s, l.node, {});
+        return;
+    }
+    const auto id = std::exchange(run_for_, 0);
+    run_.reset();
+    if (is_retryable(ec) && waiters_.count(id)) {
+        // Connection trouble: the same waiter tries again once reconnected (advance, on the state change).
+        if (s->state == session_state::connected) advance();
+        return;
+    }
+    if (ec) complete(id, ec, {});
+    else if (waiters_.count(id)) {
+        handoffs_ = 0;
+        grant(id, std::move(leases), 0);
+    } else {
+        for (auto& l : leases) delete_node(s, l.node, {});
+    }
+    advance();
+}
+
+void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local)
+{
+    std::vector<guard> guards;
+    for (auto& l : leases) {
+        const auto holder = ++holder_gen_;
+        guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local});
+        held_[holder] = held_lease{std::move(l), local, std::make_unique<watch>(), {}};
+        watch_lease(holder);
+    }
+    complete(id, {}, std::move(guards));
+    update_keepalive();
+    arm_loss_clock();
+}
+
+void semaphore_queue::update_keepalive()
+{
+    if (held_.empty() == !keepalive_) return;
+    keepalive_ = !held_.empty();
+    if (keepalive_) s->retain_keepalive();
+    else s->release_keepalive();
+}
+
+// A watch on each lease node tells its holder if someone deletes it.
+void semaphore_queue::watch_lease(std::uint64_t holder)
+{
+    auto& l = held_.at(holder);
+    s->get_data(l.lease.node, l.own.get(), [w = weak_from_this(), holder](error_code ec, std::string, stat) {
+        auto self = w.lock();
+        if (!self || !self->held_.count(holder)) return;
+        if (ec == zk_errc::no_node) return self->lose(holder, zklock::error::lock_node_deleted);
+        if (is_retryable(ec)) {
+            self->s->wait_state(session_state::connecting, [w, holder](error_code, session_state st) {
+                if (auto q = w.lock(); q && st == session_state::connected && q->held_.count(holder)) q->watch_lease(holder);
+            });
+            return;
+        }
+        if (ec) return;
+        self->held_.at(holder).own->async_wait([w, holder](error_code wec, watch_event ev) {
+            auto q = w.lock();
+            if (!q || wec || !q->held_.count(holder)) return;
+            if (ev.type == watch_event_type::deleted) q->lose(holder, zklock::error::lock_node_deleted);
+            else q->watch_lease(holder);
+        });
+    });
+}
+
+void semaphore_queue::lose(std::uint64_t holder, error_code why)
+{
+    auto it = held_.find(holder);
+    if (it == held_.end()) return;
+    auto& lost = it->second.lost;
+    const bool session_end = why == zklock::error::session_expired || why == zklock::error::session_closed;
+    if (lost && !(lost == zklock::error::ownership_uncertain && why != lost) &&
+        !(lost == zklock::error::lock_node_deleted && session_end))
+        return;
+    lost = why;
+    for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
+        if (lw->second.first != holder) {
+            ++lw;
+            continue;
+        }
+        s->post_completion(std::move(lw->second.second), error_code{}, why);
+        lw = lost_waiters_.erase(lw);
+    }
+}
+
+void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
+{
+    auto it = held_.find(holder);
+    if (it == held_.end()) {
+        if (done) done->complete(*s, zklock::error::not_held);
+        return;
+    }
+    auto l = std::move(it->second);
+    held_.erase(it);
+    for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
+        if (lw->second.first != holder) {
+            ++lw;
+            continue;
+        }
+        s->post_completion(std::move(lw->second.second), error_code(asio::error::operation_aborted), error_code{});
+        lw = lost_waiters_.erase(lw);
+    }
+    const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
+    if (held_.empty()) grace_.cancel();
+    update_keepalive();
+    // Cohort hand-off: the lease passes to the first waiter here if it wants one, on a live connection.
+    if (!lost && s->state == session_state::connected && !waiters_.empty() && waiters_.begin()->second.n == 1 &&
+        handoffs_ < opts.local_handoff_limit) {
+        ++handoffs_;
+        const auto id = waiters_.begin()->first;
+        if (id == run_for_) end_run();
+        grant(id, {std::move(l.lease)}, l.local + 1);
+        if (done) done->complete(*s, {});
+        return advance();
+    }
+    if (lost) {
+        if (done) done->complete(*s, lost);
+        delete_node(s, l.lease.node, {});
+        return;
+    }
+    if (!done) return delete_node(s, l.lease.node, {});
+    delete_node(s, l.lease.node, [ss = s, done](error_code ec) { done->complete(*ss, ec); });
+}
+
+void semaphore_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
+{
+    if (!held_.count(holder)) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
+    if (auto why = lost(holder)) return s->post_completion(std::move(h), error_code{}, why);
+    lost_waiters_.emplace(id, std::make_pair(holder, std::move(h)));
+}
+
+void semaphore_queue::cancel_lost(std::uint64_t id)
+{
+    if (auto it = lost_waiters_.find(id); it != lost_waiters_.end()) {
+        s->post_completion(std::move(it->second.second), error_code(asio::error::operation_aborted), error_code{});
+        lost_waiters_.erase(it);
+    }
+}
+
+error_code semaphore_queue::lost(std::uint64_t holder) const
+{
+    auto it = held_.find(holder);
+    if (it == held_.end()) return {};
+    if (is_final(s->state)) return final_error(s->state);
+    return it->second.lost;
+}
+
+// The loss clock, as for the locks (lock_queue.cpp): every lease is told ownership_uncertain once the
+// grace has passed since the newest answered request's send time.
+void semaphore_queue::arm_loss_clock()
+{
+    if (held_.empty()) return;
+    grace_.expires_at(s->last_answered_send() + s->loss_grace());
+    grace_.async_wait([q = weak_from_this()](error_code ec) {
+        auto self = q.lock();
+        if (!self || ec || self->held_.empty()) return;
+        if (std::chrono::steady_clock::now() < self->s->last_answered_send() + self->s->loss_grace())
+            return self->arm_loss_clock();
+        std::vector<std::uint64_t> holders;
+        for (auto& [h, l] : self->held_) holders.push_back(h);
+        for (auto h : holders) self->lose(h, zklock::error::ownership_uncertain);
+    });
+}
+
+// --- Entry points (see handles.cpp for the pattern) --------------------------------------------------
+std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<session_impl>& s, const std::string& path,
+                                                     std::size_t max_leases, const semaphore_options& o,
+                                                     error_code& refusal)
+{
+    if (!s) {
+        refusal = zklock::error::no_session;
+        return nullptr;
+    }
+    if (max_leases == 0) {
+        refusal = zklock::error::invalid_lease_count;
+        return nullptr;
+    }
+    auto& slot = s->recipes["semaphore:" + path];
+    if (auto existing = std::static_pointer_cast<semaphore_queue>(slot.lock())) {
+        if (existing->opts == o && existing->max_leases == max_leases) return existing;
+        refusal = zklock::error::conflicting_options;
+        return nullptr;
+    }
+    // The internal lock only ever has one coroutine of this session (the run's): no hand-off.
+    auto lock = find_lock_queue(s, "semaphore-lock:" + path, path + "/locks",
+                                {contender_kind::exclusive, {false, 0, false}, o.acl}, refusal);
+    if (!lock) return nullptr;
+    auto q = std::make_shared<semaphore_queue>(s, path, max_leases, o, std::move(lock));
+    q->subscribe();
+    slot = q;
+    return q;
+}
+
+namespace {
+void start_acquire(std::shared_ptr<semaphore_queue> q, std::size_t n, deadline d, semaphore_queue::completion h)
+{
+    const auto id = q->new_id();
+    std::visit([&](auto& hh) {
+        bind_cancellation(hh, q, [id](semaphore_queue& self) { self.cancel_waiter(id, asio::error::operation_aborted); });
+    }, h);
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), id, n, d, h = std::move(h)]() mutable { q->acquire(id, n, d, std::move(h)); });
+}
+}  // namespace
+
+void async_acquire_leases(std::shared_ptr<semaphore_queue> q, std::size_t n, deadline d, handler<std::vector<guard>> h)
+{
+    start_acquire(std::move(q), n, d, std::move(h));
+}
+
+void async_acquire_lease(std::shared_ptr<semaphore_queue> q, deadline d, handler<guard> h)
+{
+    start_acquire(std::move(q), 1, d, std::move(h));
+}
+
+void refuse_leases(error_code why, handler<std::vector<guard>> h)
+{
+    complete_without_session(std::move(h), why, std::vector<guard>{});
+}
+
+void drop_on_executor(std::shared_ptr<semaphore_queue> q) noexcept { drop_state_on_executor(std::move(q)); }
+
+}  // namespace zklock::detail

@@ -1,0 +1,83 @@
+// The semaphore's per-session state for one path: the coroutines waiting for leases, the leases they
+// hold, and the one protocol run (lease_run) that obtains leases from ZooKeeper at a time.
+#pragma once
+
+#include "lock_queue.hpp"
+
+#include <zklock/semaphore.hpp>
+
+#include <variant>
+
+namespace zklock::detail {
+
+/// A lease node this session holds (or is about to hand to a coroutine).
+struct lease_node {
+    std::string node;
+    std::int64_t czxid = 0;
+};
+
+class lease_run;
+
+class semaphore_queue : public lock_base, public std::enable_shared_from_this<semaphore_queue> {
+public:
+    using completion = std::variant<handler<guard>, handler<std::vector<guard>>>;
+
+    semaphore_queue(std::shared_ptr<session_impl> session, std::string path, std::size_t max_leases,
+                    semaphore_options o, std::shared_ptr<lock_queue> internal_lock);
+    ~semaphore_queue() override;
+    void subscribe();
+
+    void acquire(std::uint64_t id, std::size_t n, deadline d, completion h);
+    void cancel_waiter(std::uint64_t id, error_code why);
+
+    void release(std::uint64_t holder, std::shared_ptr<pending_release> done) override;
+    void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;
+    void cancel_lost(std::uint64_t id) override;
+    error_code lost(std::uint64_t holder) const override;
+
+    /// From the current run: its leases, or why it failed (a retryable error: try again once connected).
+    void on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases);
+
+    const std::string path;
+    const std::size_t max_leases;
+    const semaphore_options opts;
+    const std::shared_ptr<lock_queue> internal_lock;  ///< the mutex at PATH/locks
+    bool schema_checked = false;                      ///< PATH's children were seen to be a semaphore's
+
+private:
+    struct waiter {
+        std::size_t n = 1;
+        bool one_look = false;
+        deadline d;
+        completion h;
+        std::unique_ptr<asio::steady_timer> timer;
+    };
+    struct held_lease {
+        lease_node lease;
+        std::uint64_t local = 0;
+        std::unique_ptr<watch> own;  // tells of the node's deletion
+        error_code lost;
+    };
+    void advance();
+    void complete(std::uint64_t id, error_code ec, std::vector<guard> leases);
+    void grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local);
+    void watch_lease(std::uint64_t holder);
+    void lose(std::uint64_t holder, error_code why);
+    void end_run();
+    void arm_loss_clock();
+    /// Held leases need the session's keepalive (their loss clock counts from the newest answer).
+    void update_keepalive();
+    bool keepalive_ = false;
+
+    std::map<std::uint64_t, waiter> waiters_;
+    std::map<std::uint64_t, held_lease> held_;
+    std::map<std::uint64_t, std::pair<std::uint64_t, handler<error_code>>> lost_waiters_;  // id -> holder
+    std::shared_ptr<lease_run> run_;
+    std::uint64_t run_for_ = 0;
+    std::size_t handoffs_ = 0;  // local hand-offs in a row
+    std::uint64_t holder_gen_ = 0;
+    asio::steady_timer grace_;
+    std::uint64_t listener_ = 0;
+};
+
+}  // namespace zklock::detail

@@ -1,0 +1,253 @@
+// The semaphore against a real ZooKeeper: never more than N holders and N reached, several leases all
+// or none, timeouts and cancellation leave nothing, loss of a lease, local hand-off, bad counts, schemas.
+#define BOOST_TEST_MODULE zklock semaphore
+#include "test_util.hpp"
+
+#include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
+
+#include <memory>
+#include <stdexcept>
+
+using namespace test;
+using zklock::guard;
+using zklock::semaphore;
+using zklock::session;
+
+namespace {
+
+struct sessions {
+    std::vector<std::unique_ptr<session>> all;
+    sessions(asio::io_context& ioc, std::size_t n)
+    {
+        for (std::size_t i = 0; i < n; ++i)
+            all.push_back(std::make_unique<session>(ioc, config_for(shared_server().connect_string())));
+    }
+    asio::awaitable<void> connect()
+    {
+        for (auto& s : all) co_await s->async_connect(use_awaitable);
+    }
+    session& operator[](std::size_t i) { return *all[i]; }
+};
+
+/// Counts who is inside; throws past the limit, so the test checks it itself.
+struct pool {
+    int limit, inside = 0, most = 0, uses = 0;
+    asio::awaitable<void> use(std::chrono::milliseconds stay)
+    {
+        if (++inside > limit) throw std::runtime_error("more holders than leases");
+        most = std::max(most, inside);
+        ++uses;
+        co_await pause(stay);
+        --inside;
+    }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(three_leases_never_have_four_holders)
+{
+    for (std::size_t limit : {std::size_t{0}, std::size_t{10}}) {
+        asio::io_context ioc;
+        sessions ss(ioc, 3);
+        pool p{3};
+        run(ioc, [&]() -> asio::awaitable<void> {
+            co_await ss.connect();
+            const auto path = unique_path("sem");
+            int done = 0;
+            for (std::size_t i = 0; i < 3; ++i)
+                for (int c = 0; c < 3; ++c)
+                    asio::co_spawn(ioc, [&, i]() -> asio::awaitable<void> {
+                        semaphore sem(ss[i], path, 3, {.local_handoff_limit = limit, .acl = zklock::open_acl()});
+                        for (int k = 0; k < 5; ++k) {
+                            auto g = co_await sem.acquire(60s, use_awaitable);
+                            co_await p.use(5ms);
+                            co_await g.release(use_awaitable);
+                        }
+                        ++done;
+                    }, asio::detached);
+            BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 9; }, 120s));
+            BOOST_TEST(p.uses == 45);
+            BOOST_TEST(p.most <= 3);
+            BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
+        }, 150s);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(three_processes_hold_the_three_leases_and_a_fourth_waits)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 4);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-three");
+        semaphore a(ss[0], path, 3), b(ss[1], path, 3), c(ss[2], path, 3), d(ss[3], path, 3);
+        auto ga = co_await a.acquire(5s, use_awaitable);
+        auto gb = co_await b.acquire(5s, use_awaitable);
+        auto gc = co_await c.try_acquire(use_awaitable);
+        BOOST_TEST((ga && gb && gc));
+        auto [ec, none] = co_await d.try_acquire(tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout);
+        guard gd;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { gd = co_await d.acquire(10s, use_awaitable); },
+                       asio::detached);
+        co_await pause(200ms);  // time for a wrong grant to show
+        BOOST_TEST(!gd);
+        co_await gb.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return gd.owns_lock(); }));
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).size() == 3u);
+        for (auto* g : {&ga, &gc, &gd}) co_await g->release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
+        BOOST_TEST((co_await children(ss[0], path + "/locks")).empty());
+    });
+}
+
+BOOST_AUTO_TEST_CASE(several_leases_are_taken_all_together_or_not_at_all)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-many");
+        semaphore a(ss[0], path, 3), b(ss[1], path, 3);
+        auto three = co_await a.acquire_many(3, 5s, use_awaitable);
+        BOOST_TEST(three.size() == 3u);
+        auto [ec, none] = co_await b.acquire_many(2, 200ms, tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout);
+        BOOST_TEST(none.empty());
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).size() == 3;  // the timed-out pair is gone
+        }));
+        std::vector<guard> got;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { got = co_await b.acquire_many(2, 10s, use_awaitable); },
+                       asio::detached);
+        co_await three[0].release(use_awaitable);
+        co_await pause(200ms);
+        BOOST_TEST(got.empty());  // one free lease is not enough for two
+        co_await three[1].release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return got.size() == 2; }));
+        co_await three[2].release(use_awaitable);
+        for (auto& g : got) co_await g.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
+    });
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_leaves_no_lease_and_no_lock_node)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-cancel");
+        semaphore a(ss[0], path, 1), b(ss[1], path, 1);
+        auto g = co_await a.acquire(5s, use_awaitable);
+        asio::cancellation_signal sig;
+        zklock::error_code cec;
+        bool finished = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [e, w] = co_await b.acquire(asio::bind_cancellation_slot(sig.slot(), tuple_awaitable));
+            cec = e;
+            finished = true;
+        }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).size() == 2;  // b waits with its lease node
+        }));
+        sig.emit(asio::cancellation_type::terminal);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return finished; }));
+        BOOST_TEST(cec == asio::error::operation_aborted);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).size() == 1 &&
+                (co_await children(ss[0], path + "/locks")).empty();
+        }));
+        co_await g.release(use_awaitable);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_holder_learns_when_its_lease_node_is_deleted)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-lost");
+        semaphore a(ss[0], path, 2);
+        auto g = co_await a.acquire(5s, use_awaitable);
+        co_await ss[1].async_remove(g.node(), -1, use_awaitable);
+        auto [ec, why] = co_await g.async_wait_lost(tuple_awaitable);
+        BOOST_TEST(!ec);
+        BOOST_TEST(why == zklock::error::lock_node_deleted);
+        BOOST_TEST(g.lost() == zklock::error::lock_node_deleted);
+        auto [rec] = co_await g.release(tuple_awaitable);
+        BOOST_TEST(rec == zklock::error::lock_node_deleted);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_passes_between_coroutines_of_one_session)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    pool p{1};
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-local");
+        int done = 0;
+        std::vector<zklock::fencing_token> tokens;
+        for (int c = 0; c < 5; ++c)
+            asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+                semaphore sem(ss[0], path, 1);
+                for (int k = 0; k < 4; ++k) {
+                    auto g = co_await sem.acquire(30s, use_awaitable);
+                    tokens.push_back(g.token());
+                    co_await p.use(1ms);
+                    co_await g.release(use_awaitable);
+                }
+                ++done;
+            }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 5; }, 60s));
+        BOOST_TEST(p.uses == 20);
+        for (std::size_t i = 1; i < tokens.size(); ++i) BOOST_TEST((tokens[i - 1] < tokens[i]));
+        std::size_t local = 0;
+        for (auto& t : tokens) local += t.local > 0;
+        BOOST_TEST(local > 0u);  // some hand-offs went without a round trip
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
+    });
+}
+
+BOOST_AUTO_TEST_CASE(bad_counts_and_other_schemas_are_refused)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-bad");
+        semaphore none(ss[0], path, 0);
+        auto [e0, g0] = co_await none.try_acquire(tuple_awaitable);
+        BOOST_TEST(e0 == zklock::error::invalid_lease_count);
+        semaphore three(ss[0], path, 3);
+        auto [e1, g1] = co_await three.acquire_many(0, 1s, tuple_awaitable);
+        BOOST_TEST(e1 == zklock::error::invalid_lease_count);
+        auto [e2, g2] = co_await three.acquire_many(4, 1s, tuple_awaitable);
+        BOOST_TEST(e2 == zklock::error::invalid_lease_count);
+        semaphore other_count(ss[0], path, 2);
+        auto [e3, g3] = co_await other_count.try_acquire(tuple_awaitable);
+        BOOST_TEST(e3 == zklock::error::conflicting_options);
+
+        const auto mpath = unique_path("sem-on-mutex");
+        zklock::mutex m(ss[0], mpath);
+        auto mg = co_await m.acquire(5s, use_awaitable);
+        semaphore on_mutex(ss[0], mpath, 2);
+        auto [e4, g4] = co_await on_mutex.acquire(5s, tuple_awaitable);
+        BOOST_TEST(e4 == zklock::error::schema_mismatch);
+        co_await mg.release(use_awaitable);
+
+        auto sg = co_await three.acquire(5s, use_awaitable);
+        zklock::mutex on_sem(ss[0], path);
+        auto [e5, g5] = co_await on_sem.acquire(5s, tuple_awaitable);
+        BOOST_TEST(e5 == zklock::error::schema_mismatch);
+        co_await sg.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).empty() &&
+                (co_await children(ss[0], mpath)).size() <= 2;  // the semaphore's containers at most
+        }));
+    });
+}
