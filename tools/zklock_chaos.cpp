@@ -8,6 +8,8 @@
 // tokens, the loss signal (a warned holder takes no further step: `work() || g.async_wait_lost()` cuts it
 // short) and that no lock node is left at the end. One summary line on stdout; exit 0 only if all holds.
 // --no-cut-short makes holders ignore the cut: a self-check that late_loss_warnings then appear.
+#include "zklock_chaos_injector.hpp"
+
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/server.hpp>
@@ -44,6 +46,7 @@ using clk = std::chrono::steady_clock;
 using ull = unsigned long long;
 using asio::use_awaitable;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using zklock_chaos::injector;
 
 const std::string lock_path = "/chaos/counter";  // the cluster is this run's own: a fixed path is fine
 constexpr auto acquire_timeout = 10s;
@@ -110,56 +113,6 @@ asio::awaitable<bool> wait_for(std::function<bool()> done, clk::duration limit)
         if (clk::now() >= deadline) co_return false;
     co_return true;
 }
-
-// The fault injector, on a thread of its own (the cluster's calls block). Its sleeps are the workload's
-// schedule, spacing faults; they synchronize nothing. Only this thread calls the cluster meanwhile.
-struct injector {
-    injector(zklock::testing::cluster& c, ull s) : cl(c), seed(s) {}
-    zklock::testing::cluster& cl;
-    ull seed;
-    std::atomic<bool> stop{false}, done{false};
-    std::atomic<ull> faults{0};
-    std::vector<std::string> problems;  // read after join()
-    std::thread t;
-
-    void loop()
-    {
-        std::mt19937_64 rng(seed);
-        auto ms = [&](int lo, int hi) { return std::chrono::milliseconds(std::uniform_int_distribution(lo, hi)(rng)); };
-        std::vector<bool> frozen(cl.size());
-        for (bool kill = true; !stop; kill = !kill) {
-            for (const auto end = clk::now() + ms(500, 3000); !stop && clk::now() < end;)
-                std::this_thread::sleep_for(50ms);
-            if (stop) break;
-            try {
-                const auto i = cl.leader(30s);
-                if (kill) {  // a crash: clients of the leader reconnect elsewhere, the others elect anew
-                    cl.stop(i);
-                    std::this_thread::sleep_for(ms(500, 2000));
-                    cl.start(i);
-                } else {  // a pause; a third outlast the 4 s session timeout, so that sessions really expire
-                    cl.freeze(i);
-                    frozen[i] = true;
-                    std::this_thread::sleep_for(rng() % 3 == 0 ? ms(4000, 6000) : ms(500, 3000));
-                    cl.thaw(i);
-                    frozen[i] = false;
-                }
-                ++faults;
-            } catch (const std::exception& e) {
-                problems.push_back(e.what());
-            }
-        }
-        for (std::size_t i = 0; i < cl.size(); ++i) {  // heal every member before the final checks
-            try {
-                if (frozen[i]) cl.thaw(i);
-                if (!cl.running(i)) cl.start(i);
-            } catch (const std::exception& e) {
-                problems.push_back(std::string("healing: ") + e.what());
-            }
-        }
-        done = true;
-    }
-};
 
 // The critical section proper: read-modify-write of the counter with a suspension in between, `steps` times.
 asio::awaitable<void> work(chaos& c, const bool& warned, int steps)

@@ -1,0 +1,56 @@
+// zklock: flock(1) for a cluster. Holds a ZooKeeper lock while a command runs.
+//
+//   zklock [OPTIONS] PATH -- COMMAND [ARG...]
+//
+// One process, one io_context, one coroutine: connect, acquire (racing SIGINT/SIGTERM/SIGHUP), spawn the
+// command, then wait for whichever comes first of: the child's exit (SIGCHLD), a signal to forward, or the
+// loss of the lock. The session is pumped by the same io_context the whole time, so it keeps its
+// heartbeats while the command runs. The goodbye (release, close) is bounded: a dead or frozen server
+// never keeps zklock running long after COMMAND. See print_help() for the options and exit codes.
+//
+// The parts: options.cpp (the command line and --help), run.cpp (the coroutine), child.cpp (COMMAND's
+// environment and exit status), messages.cpp (stderr), exit_codes.hpp; main() runs the coroutine.
+#include "exit_codes.hpp"
+#include "messages.hpp"
+#include "options.hpp"
+#include "run.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv)
+{
+    zklock_cli::options o;
+    if (auto code = zklock_cli::parse(argc, argv, o)) return *code;
+    int code = zklock_cli::ex_software;
+    try {
+        boost::asio::io_context ioc;
+        boost::asio::co_spawn(ioc, zklock_cli::run(o), [&](std::exception_ptr e, int c) {
+            ioc.stop();  // an unconfirmed close may still hold work on the io_context
+            if (!e) {
+                code = c;
+                return;
+            }
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                zklock_cli::say(x.what());
+            }
+            code = zklock_cli::ex_software;
+        });
+        ioc.run();
+    } catch (const std::exception& x) {
+        zklock_cli::say(x.what());
+        return zklock_cli::ex_software;
+    }
+    if (zklock_cli::close_unconfirmed) {  // a helper thread still waits for a silent server: do not join it
+        std::cout.flush();
+        std::cerr.flush();
+        std::_Exit(code);
+    }
+    return code;
+}

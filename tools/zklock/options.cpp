@@ -1,0 +1,185 @@
+#include "options.hpp"
+
+#include "exit_codes.hpp"
+#include "messages.hpp"
+
+#include <zklock/validation.hpp>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
+// The project's version, project(zklock VERSION ...) in CMakeLists.txt, which does not pass it to this
+// program: kept in step by hand (the CLI test compares the two), unless the build defines it.
+#ifndef ZKLOCK_VERSION
+#define ZKLOCK_VERSION "0.1.0"
+#endif
+
+namespace zklock_cli {
+namespace {
+
+using std::chrono::milliseconds;
+
+const char* const usage_line = "usage: zklock [OPTIONS] PATH -- COMMAND [ARG...]";
+
+void print_help()
+{
+    std::cout << usage_line << R"(
+
+Runs COMMAND while holding the ZooKeeper lock at PATH: flock(1) for a cluster. The lock is
+the mutex recipe of Curator's InterProcessMutex (an ephemeral sequential node under PATH),
+so zklock, Curator and other zklock programs exclude one another on the same PATH.
+PATH is a ZooKeeper path other than "/": absolute, no trailing slash, no empty, '.' or '..'
+part, valid UTF-8 without control characters, at most 32 KiB.
+
+Options:
+  --hosts HOSTS      ZooKeeper servers, "host:port[,host:port...][/chroot]", ports 1 to 65535.
+                     Default: $ZKLOCK_HOSTS, else 127.0.0.1:2181.
+  --timeout SECONDS  Give up (exit 75) if the lock is not held SECONDS after zklock started:
+                     connecting counts against it (fractions allowed; 0: one look, give up
+                     at once if someone else holds it). Default: wait forever.
+  --kill-after SECONDS
+                     If the lock is lost, COMMAND gets SIGTERM, then SIGKILL if it still runs
+                     SECONDS later (0: at once). Default: 5.
+  -q, --quiet        Say nothing about the lock on stderr (not obtained in time, lost, release
+                     unconfirmed): the exit status tells. Errors are still reported.
+  -v, --verbose      Show the ZooKeeper client's warnings and errors on stderr.
+  -h, --help         Show this help.
+  --version          Print "zklock VERSION" (on its own only).
+
+Connecting: zklock gives up with exit code 69 if no ZooKeeper server answers within
+10 seconds, or within --timeout if that is smaller (but never less than 3 seconds, so that
+--timeout 0 still gets past one server that accepts connections but never answers). If
+connecting used up --timeout, zklock still takes one look at the lock.
+
+While COMMAND runs:
+  COMMAND inherits zklock's standard streams and environment, plus
+    ZKLOCK_FENCING_TOKEN  the lock's fencing token, "ZXID.N": greater for every later
+                          holder of PATH (compare the two numbers, not the strings)
+    ZKLOCK_NODE           the full path of zklock's lock node (PATH/_c_<uuid>-lock-<seq>)
+  SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to COMMAND.
+  If the lock is lost (session expired, lock node deleted by someone else, or the
+  connection lost for longer than half the session timeout), COMMAND gets SIGTERM (and
+  SIGKILL after --kill-after), zklock says why on stderr and exits 70 once COMMAND is gone.
+  When COMMAND exits, the lock is released. If ZooKeeper does not confirm the release within
+  2 seconds (a dead or frozen server), zklock says so and exits with COMMAND's status anyway:
+  the lock node then stays until the session expires.
+
+Interrupted while connecting or waiting (SIGINT, SIGTERM, SIGHUP): zklock withdraws from
+the queue, closes its session (no lock node is left behind) and exits 128+signal.
+
+Exit status:
+  COMMAND's exit status, or 128+N if COMMAND was killed by signal N
+  64   usage error: unknown option, missing COMMAND, invalid PATH, HOSTS or SECONDS
+  69   no ZooKeeper server answered, or a host name cannot be resolved
+  70   the lock was lost while COMMAND ran, or another internal error
+  75   the lock was not obtained within --timeout
+  126  COMMAND could not be executed; 127  COMMAND not found
+  129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM before COMMAND started
+)";
+}
+
+int usage_error(const std::string& msg)
+{
+    std::cerr << "zklock: " << msg << "\n" << usage_line << "\nTry 'zklock --help' for more information.\n";
+    return ex_usage;
+}
+
+// Seconds as a number: digits with an optional fraction or exponent (no sign, no hex, no inf or nan).
+std::optional<milliseconds> parse_seconds(const std::string& v)
+{
+    if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '.')) return std::nullopt;
+    if (v.find_first_of("xX") != std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const double secs = std::strtod(v.c_str(), &end);
+    if (*end != '\0' || errno != 0 || !std::isfinite(secs) || secs < 0 || secs > 1e9) return std::nullopt;
+    return milliseconds(static_cast<long long>(std::ceil(secs * 1000.0)));
+}
+
+}  // namespace
+
+std::optional<int> parse(int argc, char** argv, options& o)
+{
+    std::string hosts_from = "ZKLOCK_HOSTS";
+    if (const char* env = std::getenv("ZKLOCK_HOSTS"); env && *env) o.hosts = env;
+    else o.hosts = "127.0.0.1:2181";
+    int i = 1;
+    auto value = [&](std::string_view arg, std::string_view name, std::string& out) -> std::optional<bool> {
+        // --name VALUE or --name=VALUE; nullopt: not this option.
+        if (arg == name) {
+            if (i + 1 >= argc) return false;
+            out = argv[++i];
+            return true;
+        }
+        if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=') {
+            out = std::string(arg.substr(name.size() + 1));
+            return true;
+        }
+        return std::nullopt;
+    };
+    for (; i < argc; ++i) {
+        std::string_view a = argv[i];
+        std::string v;
+        if (a == "-h" || a == "--help") {
+            print_help();
+            return ex_ok;
+        }
+        if (a == "--version") {
+            if (argc != 2) return usage_error("--version takes no other arguments");
+            std::cout << "zklock " << ZKLOCK_VERSION << "\n";
+            return ex_ok;
+        }
+        if (a == "-v" || a == "--verbose") {
+            o.verbose = true;
+            continue;
+        }
+        if (a == "-q" || a == "--quiet") {
+            quiet = true;
+            continue;
+        }
+        if (auto r = value(a, "--hosts", v)) {
+            if (!*r) return usage_error("--hosts needs a value");
+            o.hosts = v;
+            hosts_from = "--hosts";
+            continue;
+        }
+        if (auto r = value(a, "--timeout", v)) {
+            if (!*r) return usage_error("--timeout needs a value");
+            o.timeout = parse_seconds(v);
+            if (!o.timeout)
+                return usage_error("invalid --timeout '" + shown(v) + "': expected a number of seconds >= 0");
+            continue;
+        }
+        if (auto r = value(a, "--kill-after", v)) {
+            if (!*r) return usage_error("--kill-after needs a value");
+            auto k = parse_seconds(v);
+            if (!k) return usage_error("invalid --kill-after '" + shown(v) + "': expected a number of seconds >= 0");
+            o.kill_after = *k;
+            continue;
+        }
+        if (a == "--") {  // "--" before PATH: PATH may then start with '-' (it cannot, but be flock-like)
+            ++i;
+            break;
+        }
+        if (a.size() > 1 && a.front() == '-') return usage_error("unknown option '" + shown(a) + "'");
+        break;
+    }
+    // Checked before connecting, so that a typo fails at once with 64 (and never reaches a server).
+    if (std::string why; zklock::check_hosts(o.hosts, &why))
+        return usage_error("invalid " + hosts_from + " '" + shown(o.hosts) + "': " + why);
+    if (i >= argc) return usage_error("missing PATH");
+    o.path = argv[i++];
+    if (std::string why; zklock::check_path(o.path, &why))
+        return usage_error("invalid PATH '" + shown(o.path) + "': " + why);
+    if (o.path == "/") return usage_error("invalid PATH '/': the lock needs a node of its own below the root");
+    if (i < argc && std::string_view(argv[i]) == "--") ++i;
+    if (i >= argc) return usage_error("missing COMMAND");
+    for (; i < argc; ++i) o.command.emplace_back(argv[i]);
+    return std::nullopt;
+}
+
+}  // namespace zklock_cli

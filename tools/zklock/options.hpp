@@ -1,0 +1,24 @@
+// zklock's command line: OPTIONS PATH -- COMMAND [ARG...].
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock_cli {
+
+struct options {
+    std::string hosts;
+    std::optional<std::chrono::milliseconds> timeout;
+    std::chrono::milliseconds kill_after{5'000};
+    bool verbose = false;
+    std::string path;
+    std::vector<std::string> command;
+};
+
+// Fills `o` (and sets `quiet` for -q). Returns an exit code if the program should stop (help, version,
+// usage error: the help, version or error message is already printed), else nullopt.
+std::optional<int> parse(int argc, char** argv, options& o);
+
+}  // namespace zklock_cli

@@ -1,0 +1,244 @@
+// One coroutine: connect, acquire (racing SIGINT/SIGTERM/SIGHUP), spawn the command, then wait for
+// whichever comes first of: the child's exit (SIGCHLD), a signal to forward, or the loss of the lock. The
+// goodbye (release, close) is bounded: a dead or frozen server never keeps zklock running long after COMMAND.
+#include "run.hpp"
+
+#include "child.hpp"
+#include "exit_codes.hpp"
+#include "messages.hpp"
+
+#include <zklock/config.hpp>
+#include <zklock/error.hpp>
+#include <zklock/guard.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/session.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <variant>
+
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+namespace zklock_cli {
+
+bool close_unconfirmed = false;
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+using boost::system::error_code;
+using std::chrono::milliseconds;
+
+constexpr milliseconds max_connect_timeout{10'000};
+// Enough to leave one server that accepts TCP but never answers (the library gives up on it after 2 s).
+constexpr milliseconds min_connect_timeout{3'000};
+constexpr milliseconds release_limit{2'000};  // waiting for ZooKeeper to confirm the release
+constexpr milliseconds close_limit{2'000};    // waiting for it to confirm the session's end
+
+// Closes the session and waits at most `limit` for the server to confirm it (its ephemeral nodes gone).
+asio::awaitable<bool> close_within(zklock::session& s, milliseconds limit)
+{
+    auto wake = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor, limit);
+    auto done = std::make_shared<bool>(false);
+    s.async_close([wake, done](error_code) {
+        *done = true;
+        wake->cancel();
+    });
+    co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (!*done) close_unconfirmed = true;
+    co_return *done;
+}
+
+}  // namespace
+
+asio::awaitable<int> run(const options& o)
+{
+    auto ex = co_await asio::this_coro::executor;
+    const auto started = std::chrono::steady_clock::now();
+    // Registered first, so a signal that arrives at any point is ours (not the default action).
+    asio::signal_set interrupts(ex, SIGINT, SIGTERM, SIGHUP);
+    asio::signal_set sigchld(ex, SIGCHLD);
+
+    zklock::session_config cfg;  // (designated initializers would trip -Wmissing-field-initializers)
+    cfg.hosts = o.hosts;
+    cfg.connect_timeout = max_connect_timeout;
+    if (o.timeout) cfg.connect_timeout = std::clamp(*o.timeout, min_connect_timeout, max_connect_timeout);
+    if (o.verbose) cfg.log = zklock::stderr_log_sink();
+    zklock::session s(ex, cfg);
+
+    // Whatever happens after this, close the session before exiting, so no node is left behind.
+    auto close_and = [&](int code) -> asio::awaitable<int> {
+        if (!co_await close_within(s, close_limit) && s.id() != 0)
+            tell("ZooKeeper did not confirm the end of the session within " + seconds(close_limit) +
+                 "; a node of it under " + o.path + " may stay until the session expires");
+        co_return code;
+    };
+
+    // 1. Connect, unless interrupted.
+    {
+        auto r = co_await (s.async_connect(asio::as_tuple(asio::use_awaitable)) ||
+                           interrupts.async_wait(asio::use_awaitable));
+        if (r.index() == 1) co_return co_await close_and(128 + std::get<1>(r));
+        auto [ec] = std::get<0>(r);
+        if (ec == zklock::error::unresolvable_host) {
+            say("cannot resolve a host name of '" + o.hosts + "': check the names and DNS (-v names it)");
+            co_return co_await close_and(ex_unavailable);
+        }
+        if (ec == zklock::error::connect_timeout) {
+            say("no ZooKeeper server answered at " + o.hosts + " within " + seconds(cfg.connect_timeout));
+            co_return co_await close_and(ex_unavailable);
+        }
+        if (ec) {
+            say("no ZooKeeper server answered at " + o.hosts + " (" + ec.message() + ")");
+            co_return co_await close_and(ex_unavailable);
+        }
+    }
+
+    // 2. Acquire, until the deadline (counted from the start: --timeout bounds the whole wait) or a signal.
+    //    Giving up closes the session *first*: the server then drops our place in the queue (the
+    //    ephemeral node) in one step, and the pending acquire completes with session_closed. (Cancelling the
+    //    acquire instead would withdraw it request by request, and the session would still have to close.)
+    zklock::mutex m(s, o.path);
+    zklock::guard g;
+    {
+        struct race {
+            std::optional<std::tuple<error_code, zklock::guard>> acquired;
+            int signal = 0;
+            bool timed_out = false;
+        };
+        auto st = std::make_shared<race>();
+        asio::steady_timer wake(ex, asio::steady_timer::time_point::max());  // cancelled when the acquire completes
+        asio::steady_timer deadline(ex);
+        auto on_acquired = [st, &wake](error_code ec, zklock::guard gd) {
+            st->acquired.emplace(ec, std::move(gd));
+            wake.cancel();
+        };
+        if (o.timeout && std::chrono::steady_clock::now() >= started + *o.timeout) {
+            m.try_acquire(on_acquired);  // --timeout 0, or connecting used it up: one look
+        } else {
+            m.acquire(on_acquired);
+            if (o.timeout) {
+                deadline.expires_at(started + *o.timeout);
+                deadline.async_wait([st, &s](error_code ec) {
+                    if (ec || st->acquired) return;
+                    st->timed_out = true;
+                    s.close();
+                });
+            }
+        }
+        interrupts.async_wait([st, &s](error_code ec, int sig) {
+            if (ec || st->acquired) return;
+            st->signal = sig;
+            s.close();
+        });
+        while (!st->acquired) co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+        deadline.cancel();
+        interrupts.cancel();  // a signal arriving from now on waits for the next async_wait
+
+        error_code ec;
+        std::tie(ec, g) = std::move(*st->acquired);
+        // (A guard won at the last moment goes with the closed session.)
+        if (st->signal) co_return co_await close_and(128 + st->signal);
+        if (st->timed_out || ec == zklock::error::timeout) {
+            tell(o.path + " is locked by someone else; gave up after " +
+                 seconds(o.timeout.value_or(milliseconds::zero())));
+            co_return co_await close_and(ex_tempfail);
+        }
+        if (ec) {
+            say("cannot lock " + o.path + ": " + ec.message());
+            co_return co_await close_and(ex_software);
+        }
+    }
+
+    // 3. Run COMMAND while holding the lock.
+    const std::string node = g.node();
+    auto env = child_environment(g);
+    auto envp = c_strings(env);
+    auto args = o.command;
+    auto argv = c_strings(args);
+    pid_t pid = 0;
+    if (int err = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); err != 0) {
+        say("cannot run " + o.command[0] + ": " + std::strerror(err));
+        g = {};  // released in the background; closing the session waits for it
+        co_return co_await close_and(err == ENOENT ? ex_notfound : ex_noexec);
+    }
+
+    std::optional<int> status = reap(pid);  // it may have exited before SIGCHLD was waited for
+    error_code lost;
+    bool watching_loss = true;
+    auto child_gone = std::make_shared<bool>(false);
+    asio::steady_timer killer(ex);  // SIGKILL, --kill-after the SIGTERM of a loss
+    while (!status) {
+        if (watching_loss) {
+            auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                               interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                               g.async_wait_lost(asio::as_tuple(asio::use_awaitable)));
+            if (r.index() == 1) {
+                auto [sec, sig] = std::get<1>(r);
+                if (!sec) ::kill(pid, sig);
+            } else if (r.index() == 2) {
+                auto [wec, why] = std::get<2>(r);
+                if (!wec) {  // success means lost; an error means released or cancelled
+                    lost = why;
+                    tell("lock " + o.path + " lost while COMMAND ran (" + why.message() + "); sending SIGTERM to " +
+                         o.command[0] + " (pid " + std::to_string(pid) + ")");
+                    ::kill(pid, SIGTERM);
+                    killer.expires_after(o.kill_after);
+                    killer.async_wait([child_gone, pid, after = seconds(o.kill_after)](error_code kec) {
+                        if (kec || *child_gone) return;
+                        tell("pid " + std::to_string(pid) + " still runs " + after + " after SIGTERM; sending SIGKILL");
+                        ::kill(pid, SIGKILL);
+                    });
+                }
+                watching_loss = false;
+            }
+        } else {
+            auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                               interrupts.async_wait(asio::as_tuple(asio::use_awaitable)));
+            if (r.index() == 1) {
+                auto [sec, sig] = std::get<1>(r);
+                if (!sec) ::kill(pid, sig);
+            }
+        }
+        status = reap(pid);
+    }
+    *child_gone = true;
+    killer.cancel();
+
+    // 4. Release (deletes the node at once, so the next waiter need not wait for the session to close), but
+    //    wait for ZooKeeper's word at most release_limit: a cancelled release goes on in the background.
+    asio::steady_timer limit(ex, release_limit);
+    auto r = co_await (g.release(asio::as_tuple(asio::use_awaitable)) ||
+                       limit.async_wait(asio::as_tuple(asio::use_awaitable)));
+    if (r.index() == 1) {
+        tell("ZooKeeper did not confirm the release of " + o.path + " within " + seconds(release_limit) +
+             "; the lock node " + node + " is left until the session expires (" + seconds(s.negotiated_timeout()) +
+             " after ZooKeeper last heard from zklock)");
+        co_await close_within(s, close_limit / 4);  // the server is silent: only let the close go out
+        co_return lost ? ex_software : *status;
+    }
+    auto [rel] = std::get<0>(r);
+    if (!lost && rel && rel != zklock::error::not_held) {
+        // The loss was noticed only now: COMMAND ran (at least at its end) without the lock.
+        lost = rel;
+        tell("lock " + o.path + " was lost before COMMAND exited (" + rel.message() + ")");
+    }
+    co_return co_await close_and(lost ? ex_software : *status);
+}
+
+}  // namespace zklock_cli
