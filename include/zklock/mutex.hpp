@@ -108,6 +108,14 @@ public:
         return initiate(detail::deadline{}, token);
     }
 
+    /// Waits until `deadline` on the steady clock (one deadline for several steps, as multi_lock uses).
+    /// Completion `void(error_code, guard)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire_until(std::chrono::steady_clock::time_point deadline, CompletionToken&& token = {})
+    {
+        return initiate(deadline, token);
+    }
+
     /// One look: the lock if nobody holds it, else `error::timeout` at once. Completion `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
     auto try_acquire(CompletionToken&& token = {})

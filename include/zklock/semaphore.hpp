@@ -100,6 +100,13 @@ public:
         return acquire(std::chrono::steady_clock::duration::zero(), std::forward<CompletionToken>(token));
     }
 
+    /// One lease, waiting until `deadline` on the steady clock. Completion `void(error_code, guard)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire_until(std::chrono::steady_clock::time_point deadline, CompletionToken&& token = {})
+    {
+        return initiate_one(deadline, token);
+    }
+
     /// `n` leases, all or none, waiting at most `timeout`. Completion `void(error_code, std::vector<guard>)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
     auto acquire_many(std::size_t n, std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})

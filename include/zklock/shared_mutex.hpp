@@ -80,6 +80,19 @@ public:
         return acquire(std::chrono::steady_clock::duration::zero(), std::forward<CompletionToken>(token));
     }
 
+    /// The write side until `deadline` on the steady clock. `void(error_code, guard)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire_until(std::chrono::steady_clock::time_point deadline, CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, writers_, write_refusal_, deadline);
+    }
+    /// The read side until `deadline` on the steady clock. `void(error_code, guard)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire_shared_until(std::chrono::steady_clock::time_point deadline, CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, readers_, read_refusal_, deadline);
+    }
+
     /// The read side: shared with other readers, never with a writer. `void(error_code, guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
     auto acquire_shared(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})

@@ -1,0 +1,191 @@
+// Several locks all or none against a real ZooKeeper: timeout and cancellation leave nothing, opposite
+// orders never deadlock, mixed kinds, the loss of any one, a path twice.
+#define BOOST_TEST_MODULE zklock multi_lock
+#include "test_util.hpp"
+
+#include <zklock/multi_lock.hpp>
+
+#include <memory>
+#include <stdexcept>
+
+using namespace test;
+using zklock::lock_item;
+using zklock::multi_guard;
+using zklock::multi_lock;
+using zklock::mutex;
+using zklock::semaphore;
+using zklock::session;
+using zklock::shared_mutex;
+
+namespace {
+
+struct sessions {
+    std::vector<std::unique_ptr<session>> all;
+    sessions(asio::io_context& ioc, std::size_t n)
+    {
+        for (std::size_t i = 0; i < n; ++i)
+            all.push_back(std::make_unique<session>(ioc, config_for(shared_server().connect_string())));
+    }
+    asio::awaitable<void> connect()
+    {
+        for (auto& s : all) co_await s->async_connect(use_awaitable);
+    }
+    session& operator[](std::size_t i) { return *all[i]; }
+};
+
+// GCC 12 cannot keep a braced list alive across co_await ("array used as initializer"): the lists below
+// are built by these plain functions instead.
+template <class... Lock>
+std::vector<lock_item> items(Lock... locks)
+{
+    std::vector<lock_item> v;
+    (v.push_back(lock_item(std::move(locks))), ...);
+    return v;
+}
+template <class... S>
+std::vector<std::string> paths(S... s)
+{
+    return std::vector<std::string>{std::string(s)...};
+}
+
+asio::awaitable<bool> nothing_left(session& s, std::vector<std::string> dirs)
+{
+    co_return co_await eventually([&]() -> asio::awaitable<bool> {
+        for (const auto& d : dirs)
+            if (!(co_await children(s, d)).empty()) co_return false;
+        co_return true;
+    });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_timeout_takes_nothing_and_leaves_nothing)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-x"), y = unique_path("multi-y"), z = unique_path("multi-z");
+        mutex hold_y(ss[0], y);
+        auto gy = co_await hold_y.acquire(5s, use_awaitable);
+        multi_lock m(items(mutex(ss[1], x), mutex(ss[1], y), semaphore(ss[1], z, 2)));
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, g] = co_await m.acquire(300ms, tuple_awaitable);
+        const auto took = std::chrono::steady_clock::now() - start;
+        BOOST_TEST(ec == zklock::error::timeout);
+        BOOST_TEST(!g.owns_lock());
+        BOOST_TEST(took < 3s);  // one deadline for all, not one per lock
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, z + "/leases")));
+        BOOST_TEST((co_await children(ss[0], y)).size() == 1u);  // the other holder's node only
+        mutex other_x(ss[0], x);
+        auto gx = co_await other_x.try_acquire(use_awaitable);  // x was given back
+        BOOST_TEST(gx.owns_lock());
+        co_await gx.release(use_awaitable);
+        co_await gy.release(use_awaitable);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_gives_back_what_was_taken)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-cx"), y = unique_path("multi-cy");
+        mutex hold_y(ss[0], y);
+        auto gy = co_await hold_y.acquire(5s, use_awaitable);
+        multi_lock m(items(mutex(ss[1], x), mutex(ss[1], y)));
+        asio::cancellation_signal sig;
+        zklock::error_code cec;
+        bool finished = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [e, g] = co_await m.acquire(asio::bind_cancellation_slot(sig.slot(), tuple_awaitable));
+            cec = e;
+            finished = true;
+        }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], x)).size() == 1 && (co_await children(ss[0], y)).size() == 2;
+        }));
+        sig.emit(asio::cancellation_type::terminal);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return finished; }));
+        BOOST_TEST(cec == asio::error::operation_aborted);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x)));
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], y)).size() == 1;
+        }));
+        co_await gy.release(use_awaitable);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(opposite_orders_never_deadlock_and_exclude_each_other)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-dx"), y = unique_path("multi-dy");
+        int inside = 0, done = 0, rounds = 0;
+        for (std::size_t i = 0; i < 2; ++i)
+            asio::co_spawn(ioc, [&, i]() -> asio::awaitable<void> {
+                // Given in opposite orders: the multi_lock sorts them.
+                multi_lock m(i == 0 ? items(mutex(ss[i], x), mutex(ss[i], y)) : items(mutex(ss[i], y), mutex(ss[i], x)));
+                for (int k = 0; k < 10; ++k) {
+                    auto g = co_await m.acquire(30s, use_awaitable);
+                    if (++inside != 1) throw std::runtime_error("both multi-locks inside at once");
+                    ++rounds;
+                    co_await asio::post(co_await asio::this_coro::executor, use_awaitable);
+                    --inside;
+                    co_await g.release(use_awaitable);
+                }
+                ++done;
+            }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 2; }, 60s));
+        BOOST_TEST(rounds == 20);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(mixed_kinds_and_the_loss_of_any_one)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto r = unique_path("multi-r"), w = unique_path("multi-w"), s = unique_path("multi-s");
+        multi_lock m(items(lock_item::shared(shared_mutex(ss[0], r)), lock_item::exclusive(shared_mutex(ss[0], w)),
+                           semaphore(ss[0], s, 1)));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        BOOST_TEST(g.guards().size() == 3u);
+        shared_mutex other_r(ss[1], r), other_w(ss[1], w);
+        auto shared_read = co_await other_r.try_acquire_shared(use_awaitable);  // readers share
+        BOOST_TEST(shared_read.owns_lock());
+        auto [ec, none] = co_await other_w.try_acquire(tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout);
+        co_await shared_read.release(use_awaitable);
+        // Someone deletes the lease node: the multi guard hears it.
+        co_await ss[1].async_remove(g.guards()[2].node(), -1, use_awaitable);
+        auto [wec, why] = co_await g.async_wait_lost(tuple_awaitable);
+        BOOST_TEST(!wec);
+        BOOST_TEST(why == zklock::error::lock_node_deleted);
+        auto [rec] = co_await g.release(tuple_awaitable);
+        BOOST_TEST(rec == zklock::error::lock_node_deleted);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(r, w, s + "/leases")));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_path_twice_is_refused)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-twice");
+        multi_lock m(items(lock_item::shared(shared_mutex(ss[0], x)), lock_item::exclusive(shared_mutex(ss[0], x))));
+        auto [ec, g] = co_await m.acquire(1s, tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::conflicting_options);
+        multi_lock empty(items());
+        auto [ec2, g2] = co_await empty.acquire(1s, tuple_awaitable);
+        BOOST_TEST(!ec2);
+        BOOST_TEST((co_await children(ss[0], x)).empty());
+    });
+}
