@@ -31,13 +31,22 @@ void print_help()
 
 Runs COMMAND while holding the ZooKeeper lock at PATH: flock(1) for a cluster. The lock is
 the mutex recipe of Curator's InterProcessMutex (an ephemeral sequential node under PATH),
-so zklock, Curator and other zklock programs exclude one another on the same PATH.
+so zklock, Curator and other zklock programs exclude one another on the same PATH. With
+--read or --write it is one side of Curator's InterProcessReadWriteLock on PATH, with
+--limit N a semaphore of N leases compatible with Curator's InterProcessSemaphoreV2.
+A PATH holding another kind of lock's nodes is refused (exit 70): the kinds would not
+exclude one another.
 PATH is a ZooKeeper path other than "/": absolute, no trailing slash, no empty, '.' or '..'
 part, valid UTF-8 without control characters, at most 32 KiB.
 
 Options:
   --hosts HOSTS      ZooKeeper servers, "host:port[,host:port...][/chroot]", ports 1 to 65535.
                      Default: $ZKLOCK_HOSTS, else 127.0.0.1:2181.
+  --read             Take the read side of the read/write lock at PATH: shared with other
+                     readers, never with a writer (a reader queues behind a waiting writer).
+  --write            Take the write side of the read/write lock at PATH: exclusive.
+  --limit N          Take one of the N leases of the semaphore at PATH (N from 1 to 1000000;
+                     every user of PATH must give the same N).
   --timeout SECONDS  Give up (exit 75) if the lock is not held SECONDS after zklock started:
                      connecting counts against it (fractions allowed; 0: one look, give up
                      at once if someone else holds it). Default: wait forever.
@@ -59,7 +68,8 @@ While COMMAND runs:
   COMMAND inherits zklock's standard streams and environment, plus
     ZKLOCK_FENCING_TOKEN  the lock's fencing token, "ZXID.N": greater for every later
                           holder of PATH (compare the two numbers, not the strings)
-    ZKLOCK_NODE           the full path of zklock's lock node (PATH/_c_<uuid>-lock-<seq>)
+    ZKLOCK_NODE           the full path of zklock's lock node (PATH/_c_<uuid>-lock-<seq>;
+                          __READ__ or __WRIT__ instead of lock-; PATH/leases/_c_<uuid>-lease-<seq>)
   SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to COMMAND.
   If the lock is lost (session expired, lock node deleted by someone else, or the
   connection lost for longer than half the session timeout), COMMAND gets SIGTERM (and
@@ -121,9 +131,29 @@ std::optional<int> parse(int argc, char** argv, options& o)
         }
         return std::nullopt;
     };
+    const char* mode_from = nullptr;  // the option that chose the lock's kind
+    auto set_mode = [&](lock_mode m, const char* name) -> std::optional<int> {
+        if (mode_from) return usage_error(std::string(name) + " and " + mode_from + " cannot be combined: one lock kind");
+        mode_from = name;
+        o.mode = m;
+        return std::nullopt;
+    };
     for (; i < argc; ++i) {
         std::string_view a = argv[i];
         std::string v;
+        if (a == "--read" || a == "--write") {
+            if (auto r = set_mode(a == "--read" ? lock_mode::read : lock_mode::write, a == "--read" ? "--read" : "--write")) return r;
+            continue;
+        }
+        if (auto r = value(a, "--limit", v)) {
+            if (!*r) return usage_error("--limit needs a value");
+            if (auto e = set_mode(lock_mode::limit, "--limit")) return e;
+            const bool digits = !v.empty() && v.size() <= 7 && v.find_first_not_of("0123456789") == std::string::npos;
+            o.limit = digits ? std::stoul(v) : 0;
+            if (o.limit < 1 || o.limit > 1'000'000)
+                return usage_error("invalid --limit '" + shown(v) + "': expected a whole number of leases from 1 to 1000000");
+            continue;
+        }
         if (a == "-h" || a == "--help") {
             print_help();
             return ex_ok;

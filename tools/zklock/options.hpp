@@ -2,13 +2,19 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace zklock_cli {
 
+/// Which lock PATH is: a mutex (default), one side of a read/write lock, or a semaphore of `limit`.
+enum class lock_mode { mutex, read, write, limit };
+
 struct options {
+    lock_mode mode = lock_mode::mutex;
+    std::size_t limit = 0;
     std::string hosts;
     std::optional<std::chrono::milliseconds> timeout;
     std::chrono::milliseconds kill_after{5'000};

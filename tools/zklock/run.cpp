@@ -10,7 +10,7 @@
 #include <zklock/config.hpp>
 #include <zklock/error.hpp>
 #include <zklock/guard.hpp>
-#include <zklock/mutex.hpp>
+#include <zklock/multi_lock.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -48,6 +48,18 @@ constexpr milliseconds max_connect_timeout{10'000};
 // Enough to leave one server that accepts TCP but never answers (the library gives up on it after 2 s).
 constexpr milliseconds min_connect_timeout{3'000};
 constexpr milliseconds release_limit{2'000};  // waiting for ZooKeeper to confirm the release
+
+// The lock PATH names, by --read, --write or --limit (a mutex without them).
+zklock::lock_item lock_of(zklock::session& s, const options& o)
+{
+    switch (o.mode) {
+    case lock_mode::read: return zklock::lock_item::shared(zklock::shared_mutex(s, o.path));
+    case lock_mode::write: return zklock::lock_item::exclusive(zklock::shared_mutex(s, o.path));
+    case lock_mode::limit: return zklock::semaphore(s, o.path, o.limit);
+    case lock_mode::mutex: break;
+    }
+    return zklock::mutex(s, o.path);
+}
 constexpr milliseconds close_limit{2'000};    // waiting for it to confirm the session's end
 
 // Closes the session and waits at most `limit` for the server to confirm it (its ephemeral nodes gone).
@@ -113,7 +125,7 @@ asio::awaitable<int> run(const options& o)
     //    Giving up closes the session *first*: the server then drops our place in the queue (the
     //    ephemeral node) in one step, and the pending acquire completes with session_closed. (Cancelling the
     //    acquire instead would withdraw it request by request, and the session would still have to close.)
-    zklock::mutex m(s, o.path);
+    const auto lock = lock_of(s, o);
     zklock::guard g;
     {
         struct race {
@@ -129,9 +141,9 @@ asio::awaitable<int> run(const options& o)
             wake.cancel();
         };
         if (o.timeout && std::chrono::steady_clock::now() >= started + *o.timeout) {
-            m.try_acquire(on_acquired);  // --timeout 0, or connecting used it up: one look
+            lock.start(std::chrono::steady_clock::now(), on_acquired);  // --timeout 0, or connecting used it up: one look
         } else {
-            m.acquire(on_acquired);
+            lock.start(std::nullopt, on_acquired);
             if (o.timeout) {
                 deadline.expires_at(started + *o.timeout);
                 deadline.async_wait([st, &s](error_code ec) {
