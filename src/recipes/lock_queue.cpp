@@ -139,8 +139,9 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}); break;
         case type::start_contender: {
             auto self = shared_from_this();
+            // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
-                                                   opts.queue.linger);
+                                                   opts.queue.linger || opts.queue.shared);
             s->retain_keepalive();
             current_->start();
             break;

@@ -211,15 +211,23 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
     if (held_.empty()) grace_.cancel();
     update_keepalive();
-    // Cohort hand-off: the lease passes to the first waiter here if it wants one, on a live connection.
-    if (!lost && s->state == session_state::connected && !waiters_.empty() && waiters_.begin()->second.n == 1 &&
-        handoffs_ < opts.local_handoff_limit) {
-        ++handoffs_;
-        const auto id = waiters_.begin()->first;
-        if (id == run_for_) end_run();
-        grant(id, {std::move(l.lease)}, l.local + 1);
-        if (done) done->complete(*s, {});
-        return advance();
+    // Cohort hand-off: the lease passes to a waiter here that wants one, on a live connection: the first
+    // one whose own run is not under way (that run goes on, and may add a lease), else the running one.
+    if (!lost && s->state == session_state::connected && handoffs_ < opts.local_handoff_limit) {
+        std::uint64_t to = 0;
+        for (const auto& [id, w] : waiters_)
+            if (w.n == 1 && id != run_for_) {
+                to = id;
+                break;
+            }
+        if (!to && !waiters_.empty() && waiters_.begin()->second.n == 1) to = waiters_.begin()->first;
+        if (to) {
+            ++handoffs_;
+            if (to == run_for_) end_run();
+            grant(to, {std::move(l.lease)}, l.local + 1);
+            if (done) done->complete(*s, {});
+            return advance();
+        }
     }
     if (lost) {
         if (done) done->complete(*s, lost);

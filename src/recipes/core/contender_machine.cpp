@@ -178,12 +178,8 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
             break;
         }
         if (ec) break;
-        for (const auto& n : names)
-            if (n != name_ && classify(n).contender) {
-                out.push_back({.what = type::followers_waiting});
-                return out;
-            }
-        out.push_back({.what = type::await_watch, .slot = watch_slot::followers});
+        if (someone_waits_behind(kind_, names, name_)) out.push_back({.what = type::followers_waiting});
+        else out.push_back({.what = type::await_watch, .slot = watch_slot::followers});
         break;
     }
     return out;
@@ -335,9 +331,10 @@ contender_machine::actions contender_machine::on_container_created(std::uint64_t
     actions out;
     if (finished_ || r != round_) return out;
     if (ec == zk_errc::node_exists) ec = {};
-    if (i + 1 < parts_.size() && !ec) return out;
-    if (is_retryable(ec)) after_reconnect(out, resume::start);
-    else if (ec) fail(out, ec);
+    if (ec && !parts_error_) parts_error_ = ec;
+    if (i + 1 < parts_.size()) return out;  // decide on the last answer, which comes last
+    if (is_retryable(parts_error_)) after_reconnect(out, resume::start);
+    else if (parts_error_) fail(out, parts_error_);
     else do_start(out);
     return out;
 }

@@ -49,6 +49,7 @@ void local_queue::advance(actions& out)
     }
     if (!contender_) {
         contender_ = true;
+        followers_waiting_ = false;  // a new node: nobody queues behind it yet (heard before or after acquired)
         out.push_back({.what = type::start_contender});
     }
 }
@@ -113,6 +114,7 @@ void local_queue::maybe_abandon(actions& out)
 local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answer)
 {
     actions out;
+    const auto lost = end_ ? end_ : lost_reason_;
     if (holders_.erase(holder) == 0) {
         out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
         return out;
@@ -125,15 +127,14 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
         out.push_back({.what = type::abort_lost_waiter, .id = it->first});
         it = lost_waiters_.erase(it);
     }
-    if (!holders_.empty()) {  // others (readers, a re-entered hold) keep the node
-        out.push_back({.what = type::release_done});
+    if (!holders_.empty()) {  // others (readers, a re-entered hold) keep the node; a loss is theirs too
+        out.push_back({.what = type::release_done, .ec = lost});
         return out;
     }
-    const auto lost = end_ ? end_ : lost_reason_;
     lost_reason_ = {};
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
     const bool keep = !lost && node_usable();
-    if (keep && !waiters_.empty() && grants_ <= opts_.handoff_limit) {
+    if (keep && !waiters_.empty() && within_bound()) {
         grant_available(out);  // cohort hand-off: the node stays, the next local coroutine holds it
         out.push_back({.what = type::release_done});
         return out;
@@ -186,7 +187,6 @@ local_queue::actions local_queue::on_acquired()
 {
     actions out;
     grants_ = 0;
-    followers_waiting_ = false;
     node_held_ = true;
     queued_ = false;
     if (waiters_.empty()) {

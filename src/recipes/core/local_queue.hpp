@@ -3,7 +3,8 @@
 // A session makes one contender node per lock path and side; its coroutines queue here and the lock
 // passes between them without a round trip, up to `handoff_limit` times in a row (lock cohorting, Dice
 // et al. 2012), so that other processes still get their turn. In shared mode (the read side of a
-// read/write lock) every waiter may join a held node, within the same bound. The shell
+// read/write lock) every waiter may join a held node: freely while no writer queues behind it (the
+// contender watches for followers while it holds a read node), within the same bound once one does. The shell
 // (recipes/lock_queue.cpp) keeps the timers and completions, and performs the actions.
 #pragma once
 
@@ -92,7 +93,10 @@ public:
 
 private:
     bool node_usable() const noexcept { return node_held_ && connected_; }
-    bool may_join() const noexcept { return opts_.shared && grants_ <= opts_.handoff_limit && !lost_reason_ && !end_; }
+    /// Readers join a held read node freely while no writer queues behind it; once one does, only within
+    /// the hand-off bound, so that the writer gets its turn.
+    bool within_bound() const noexcept { return grants_ <= opts_.handoff_limit || (opts_.shared && !followers_waiting_); }
+    bool may_join() const noexcept { return opts_.shared && within_bound() && !lost_reason_ && !end_; }
     void advance(actions& out);
     void grant_available(actions& out);
     void grant(actions& out);

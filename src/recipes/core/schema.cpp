@@ -88,6 +88,21 @@ verdict decide(contender_kind kind, const std::vector<std::string>& children, st
     return v;
 }
 
+bool someone_waits_behind(contender_kind kind, const std::vector<std::string>& children, std::string_view own)
+{
+    const auto mine = parse_sequence(own);
+    if (!mine) return false;
+    for (const auto& c : children) {
+        const auto role = classify(c);
+        if (c == own || !role.contender || role.schema != schema_of(kind)) continue;
+        if (kind == contender_kind::reader && !role.excludes_readers) continue;
+        const auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(*parse_sequence(c)) -
+                                                 static_cast<std::uint32_t>(*mine));
+        if (d > 0) return true;
+    }
+    return false;
+}
+
 std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_leases)
 {
     if (std::find(leases.begin(), leases.end(), own) == leases.end()) return std::nullopt;

@@ -58,6 +58,10 @@ struct verdict {
 /// children are reported, not ordered: the caller refuses the directory.
 verdict decide(contender_kind kind, const std::vector<std::string>& children, std::string_view own);
 
+/// Whether a contender behind our node `own` of `kind` waits for it: any contender of our schema after
+/// us, or for a reader only a writer (other readers hold beside it). For a lingering node.
+bool someone_waits_behind(contender_kind kind, const std::vector<std::string>& children, std::string_view own);
+
 /// Curator SemaphoreV2's lease rule: a lease holds when the leases directory (which it lists after
 /// creating its own node, under the semaphore's internal lock) has at most `max_leases` children.
 /// Empty when `own` is not among them (its node is gone).

@@ -1,0 +1,244 @@
+// One lock node's life, driven event by event: each case feeds the machine the answers a server would
+// give and checks the actions it asks for. No server, no I/O. (Setting up, in test_contender_setup.cpp.)
+#include "contender_fixture.hpp"
+
+using namespace contender_test;
+
+BOOST_AUTO_TEST_SUITE(contender_machine_tests)
+
+BOOST_FIXTURE_TEST_CASE(uncontended_create_and_list_share_a_round_then_hold, fixture)
+{
+    auto out = m.start();
+    BOOST_TEST(show(out) == "create_node(_c_u-lock-) list");
+    BOOST_TEST(out[0].round == out[1].round);  // pipelined: the listing already contains the new node
+    BOOST_TEST(m.on_created(r, ok, own_path, 100).empty());
+    BOOST_TEST(m.node() == own_path);
+    out = m.on_listed(r, listing::place, ok, {"config", own});
+    BOOST_TEST(show(out) == "get_data(" + own + ") acquired");  // the czxid came with the create
+    BOOST_TEST((out[0].slot == watch_slot::own));
+    BOOST_TEST(m.held());
+    BOOST_TEST(m.zxid() == 100);
+    BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 100)) == "await_watch[own]");  // no second acquired
+}
+
+BOOST_FIXTURE_TEST_CASE(last_obstacle_deleted_makes_holder_without_relisting, fixture)
+{
+    created();
+    auto out = m.on_listed(r, listing::place, ok, {v4, own});
+    BOOST_TEST(show(out) == "get_data(" + v4 + ") waiting");  // the report comes last
+    BOOST_TEST((out[0].slot == watch_slot::predecessor));
+    BOOST_TEST(m.waiting());
+    out = m.on_data(r, watch_slot::predecessor, ok, 40);
+    BOOST_TEST(show(out) == "await_watch[predecessor]");
+    BOOST_TEST(out[0].round == r);
+    const auto fired = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
+    BOOST_TEST(show(fired) == "get_data(" + own + ") acquired");
+    BOOST_TEST(m.held());
+}
+
+BOOST_FIXTURE_TEST_CASE(predecessor_deleted_or_changed_with_more_ahead_relists, fixture)
+{
+    created();
+    const auto v3 = seq_name("_c_v-lock-", 3), w4 = seq_name("_c_w-lock-", 4);
+    BOOST_TEST(listed({own, w4, v3}) == "get_data(" + w4 + ") waiting");  // the nearest, not the head
+    const auto watch_round = r;
+    show(m.on_data(r, watch_slot::predecessor, ok, 40));
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "list");
+    BOOST_TEST(r > watch_round);
+    BOOST_TEST(listed({v3, own}) == "get_data(" + v3 + ") waiting");
+    show(m.on_data(r, watch_slot::predecessor, ok, 30));
+    // The last obstacle changed, not deleted: look again.
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::data_changed)) == "list");
+    BOOST_TEST(!m.held());
+}
+
+BOOST_FIXTURE_TEST_CASE(predecessor_gone_before_the_watch_relists_and_older_answers_are_stale, fixture)
+{
+    created();
+    const auto create_round = r;
+    listed({v4, own});
+    const auto watch_round = r;
+    BOOST_TEST(show(m.on_data(r, watch_slot::predecessor, no_node, 0)) == "list");
+    BOOST_TEST(r == watch_round + 1);
+    BOOST_TEST(m.on_listed(create_round, listing::place, ok, {own}).empty());
+    BOOST_TEST(m.on_data(watch_round, watch_slot::predecessor, ok, 40).empty());
+    BOOST_TEST(m.on_watch_fired(watch_round, watch_slot::predecessor, ok, wet::deleted).empty());
+    BOOST_TEST(m.on_created(create_round, ok, dir + "/" + seq_name(prefix, 9), 90).empty());
+    BOOST_TEST(!m.held());
+    BOOST_TEST(m.node() == own_path);
+    BOOST_TEST(listed({own}) == "get_data(" + own + ") acquired");  // the current round still counts
+}
+
+BOOST_FIXTURE_TEST_CASE(abandon_deletes_the_node_at_once_or_when_its_create_lands, fixture)
+{
+    show(m.start());
+    BOOST_TEST(show(m.abandon()) == "drop_watch drop_watch");  // no node yet: nothing to delete
+    BOOST_TEST(m.finished());
+    BOOST_TEST(show(m.on_created(r, ok, own_path, 100)) == "delete_node(" + own + ")");
+    BOOST_TEST(m.on_listed(r, listing::place, ok, {own}).empty());
+    BOOST_TEST(m.abandon().empty());  // once only
+    remake(contender_kind::exclusive);
+    created();
+    listed({v4, own});
+    BOOST_TEST(show(m.abandon()) == "drop_watch drop_watch delete_node(" + own + ")");
+    BOOST_TEST(m.on_data(r, watch_slot::predecessor, ok, 40).empty());
+    BOOST_TEST(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted).empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(release_deletes_the_held_node_or_answers_at_once_without_one, fixture)
+{
+    hold();
+    BOOST_TEST(show(m.release()) == "drop_watch drop_watch release_node(" + own + ")");
+    BOOST_TEST(m.finished());
+    BOOST_TEST(m.on_watch_fired(0, watch_slot::own, ok, wet::deleted).empty());  // our own delete
+    remake(contender_kind::exclusive);
+    show(m.start());
+    BOOST_TEST(show(m.release()) == "drop_watch drop_watch release_node");  // no node: the path is empty
+}
+
+BOOST_FIXTURE_TEST_CASE(lost_create_is_found_by_its_protected_name, fixture)
+{
+    show(m.start());
+    const auto create_round = r;
+    BOOST_TEST(show(m.on_created(r, conn_loss, "", 0)) == "await_connected[find_own] waiting");
+    BOOST_TEST(m.on_listed(create_round, listing::place, conn_loss, {}).empty());  // the pipelined listing
+    // The sync first, so that the listing comes from a server that has seen the old create.
+    BOOST_TEST(show(m.on_reconnected(resume::find_own, true)) == "sync list[find_own]");
+    BOOST_TEST(r > create_round);
+    const auto v6 = seq_name("_c_v-lock-", 6);
+    BOOST_TEST(show(m.on_listed(r, listing::find_own, ok, {v6, own})) == "list");  // found by its uuid: place it
+    BOOST_TEST(m.node() == own_path);
+    BOOST_TEST(listed({own, v6}) == "get_data(" + own + ")");  // holds, but the czxid is unknown yet
+    BOOST_TEST(m.zxid() == 0);
+    BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 777)) == "await_watch[own] acquired");
+    BOOST_TEST(m.zxid() == 777);
+    // Not there: the create never happened.
+    remake(contender_kind::exclusive);
+    show(m.start());
+    show(m.on_created(r, conn_loss, "", 0));
+    show(m.on_reconnected(resume::find_own, true));
+    BOOST_TEST(show(m.on_listed(r, listing::find_own, ok, {v6, "config"})) == "create_node(_c_u-lock-) list");
+}
+
+BOOST_FIXTURE_TEST_CASE(lost_create_of_an_abandoned_contender_is_cleaned_up, fixture)
+{
+    show(m.start());
+    show(m.on_created(r, conn_loss, "", 0));
+    BOOST_TEST(show(m.abandon()) == "drop_watch drop_watch");  // abandoned while waiting for the reconnect
+    BOOST_TEST(show(m.on_reconnected(resume::find_own, true)) == "list[cleanup]");
+    BOOST_TEST(show(m.on_listed(0, listing::cleanup, ok, {v4, own, "config"})) == "delete_node(" + own + ")");
+    // Abandoned first, then the create's answer lost.
+    remake(contender_kind::exclusive);
+    show(m.start());
+    m.abandon();
+    BOOST_TEST(show(m.on_created(r, conn_loss, "", 0)) == "await_connected[cleanup]");  // nobody waits: no report
+    BOOST_TEST(show(m.on_reconnected(resume::cleanup, true)) == "list[cleanup]");
+    BOOST_TEST(show(m.on_listed(0, listing::cleanup, conn_loss, {})) == "await_connected[cleanup]");  // again
+    BOOST_TEST(m.on_reconnected(resume::cleanup, false).empty());  // the session ended: its nodes went with it
+}
+
+BOOST_FIXTURE_TEST_CASE(own_node_missing_queues_again_and_a_second_one_is_deleted, fixture)
+{
+    created();
+    const auto create_round = r;
+    BOOST_TEST(listed({v4}) == "create_node(_c_u-lock-) list");  // deleted by someone else: a new node
+    BOOST_TEST(r > create_round);
+    BOOST_TEST(m.node().empty());
+    m.on_created(r, ok, own_path, 100);
+    const auto dup_after = seq_name(prefix, 7);  // a create the server applied twice
+    BOOST_TEST(listed({seq_name("_c_v-lock-", 6), dup_after, own}) ==
+               "delete_node(" + dup_after + ") get_data(" + own + ") acquired");
+    // A duplicate ahead of us: deleted, and watched like any predecessor until its delete lands.
+    remake(contender_kind::exclusive);
+    created();
+    const auto dup_before = seq_name(prefix, 3);
+    BOOST_TEST(listed({own, dup_before}) == "delete_node(" + dup_before + ") get_data(" + dup_before + ") waiting");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_foreign_schema_fails_and_deletes_our_node, fixture)
+{
+    created();
+    auto out = m.on_listed(r, listing::place, ok, {own, "_c_x-__WRIT__0000000001"});
+    BOOST_TEST(show(out) == "schema_found drop_watch drop_watch delete_node(" + own + ") failed");
+    BOOST_TEST(out[0].path.find("read/write") != std::string::npos);
+    BOOST_TEST(failure(out) == error_code(zerr::error::schema_mismatch));
+    BOOST_TEST(m.finished());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_holding_reader_lingers_beside_readers_but_not_before_a_writer, fixture)
+{
+    remake(contender_kind::reader, true, true);
+    created();
+    show(m.on_listed(r, listing::place, ok, {own}));
+    const auto reader_after = seq_name("_c_v-__READ__", 7), writer_after = seq_name("_c_v-__WRIT__", 8);
+    const auto writer_before = seq_name("_c_v-__WRIT__", 2);  // (gone by now in a real listing; ahead anyway)
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, reader_after})) == "await_watch[followers]");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {writer_before, own})) == "await_watch[followers]");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, reader_after, writer_after})) == "followers_waiting");
+}
+
+BOOST_FIXTURE_TEST_CASE(own_node_deleted_while_held_is_lost, fixture)
+{
+    hold();
+    BOOST_TEST(show(m.on_data(0, watch_slot::own, conn_loss, 0)) == "await_connected[watch_own] waiting");
+    BOOST_TEST(show(m.on_reconnected(resume::watch_own, true)) == "get_data(" + own + ")");
+    BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 100)) == "await_watch[own]");
+    BOOST_TEST(show(m.on_watch_fired(0, watch_slot::own, ok, wet::data_changed)) == "get_data(" + own + ")");
+    show(m.on_data(0, watch_slot::own, ok, 100));  // keeps watching
+    // A watch ended by the session's end, or a reconnect that never came: the queue hears the session.
+    BOOST_TEST(m.on_watch_fired(0, watch_slot::own, zk_errc::session_expired, wet::deleted).empty());
+    BOOST_TEST(m.on_reconnected(resume::watch_own, false).empty());
+    auto out = m.on_watch_fired(0, watch_slot::own, ok, wet::deleted);
+    BOOST_TEST(show(out) == "lost");
+    BOOST_TEST(out[0].ec == error_code(zerr::error::lock_node_deleted));
+    remake(contender_kind::exclusive);  // already gone when the watch was to be set
+    hold();
+    out = m.on_data(0, watch_slot::own, no_node, 0);
+    BOOST_TEST(show(out) == "lost");
+    BOOST_TEST(out[0].ec == error_code(zerr::error::lock_node_deleted));
+}
+
+BOOST_FIXTURE_TEST_CASE(reader_uses_read_nodes_and_waits_only_for_writers, fixture)
+{
+    remake(contender_kind::reader);
+    BOOST_TEST(show(m.start()) == "create_node(_c_u-__READ__) list");
+    BOOST_TEST(m.on_created(r, ok, own_path, 100).empty());
+    const std::string w3 = "_c_a-__WRIT__0000000003", r4 = "_c_b-__READ__0000000004", w6 = "_c_c-__WRIT__0000000006";
+    // The nearest writer ahead, not the reader just ahead; the writer behind does not count.
+    BOOST_TEST(listed({w6, r4, own, w3}) == "get_data(" + w3 + ") waiting");
+    show(m.on_data(r, watch_slot::predecessor, ok, 30));
+    const auto fired = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
+    BOOST_TEST(show(fired) == "get_data(" + own + ") acquired");
+    remake(contender_kind::reader);
+    created();
+    BOOST_TEST(listed({r4, own, w6}) == "get_data(" + own + ") acquired");  // behind readers only
+}
+
+BOOST_FIXTURE_TEST_CASE(writer_uses_write_nodes_and_waits_for_readers, fixture)
+{
+    remake(contender_kind::writer);
+    BOOST_TEST(show(m.start()) == "create_node(_c_u-__WRIT__) list");
+    BOOST_TEST(m.on_created(r, ok, own_path, 100).empty());
+    const std::string r4 = "_c_b-__READ__0000000004";
+    BOOST_TEST(listed({own, r4}) == "get_data(" + r4 + ") waiting");
+    remake(contender_kind::writer);  // a mutex node in a read/write directory is another schema
+    created();
+    auto out = m.on_listed(r, listing::place, ok, {own, "_c_x-lock-0000000001"});
+    BOOST_TEST(failure(out) == error_code(zerr::error::schema_mismatch));
+}
+
+BOOST_FIXTURE_TEST_CASE(holder_watches_for_followers_when_asked, fixture)
+{
+    remake(contender_kind::exclusive, true, true);
+    created();
+    auto out = m.on_listed(r, listing::place, ok, {own});
+    BOOST_TEST(show(out) == "list[followers] get_data(" + own + ") acquired");
+    BOOST_TEST((out[0].slot == watch_slot::followers));
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, "config", "locks"})) == "await_watch[followers]");
+    BOOST_TEST(show(m.on_watch_fired(0, watch_slot::followers, ok, wet::children_changed)) == "list[followers]");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, seq_name("_c_v-lock-", 9)})) == "followers_waiting");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, conn_loss, {})) == "await_connected[watch_followers] waiting");
+    BOOST_TEST(show(m.on_reconnected(resume::watch_followers, true)) == "list[followers]");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
