@@ -108,3 +108,48 @@ BOOST_AUTO_TEST_CASE(callbacks_and_futures_runs)
     BOOST_TEST_MESSAGE(read_file(dir / "out"));
     BOOST_TEST(read_file(dir / "out").find("all done") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(cache_refresher_readers_share_and_never_see_half_a_refresh)
+{
+    temp_dir dir;
+    const auto out = dir / "out";
+    BOOST_TEST(run({EXAMPLE_CACHE_REFRESHER, "--hosts", zk().connect_string(), "--readers", "3", "--clients", "3",
+                    "--reads", "20", "--refreshers", "2", "--refreshes", "8", "--path", "/examples-test/cache"},
+                   120s, out, dir / "err") == 0);
+    const auto text = read_file(out);
+    BOOST_TEST_MESSAGE(text << read_file(dir / "err"));
+    auto s = summary(text);
+    BOOST_TEST(s["inconsistent reads"] == "0");  // value and checksum always agreed
+    BOOST_TEST(s["lock overlaps"] == "0");       // no reader inside with a writer, no two writers
+    BOOST_TEST(s["lost refreshes"] == "0");      // nothing slipped in between a write and its downgrade
+    BOOST_TEST(s["reads"] == "180");
+    BOOST_TEST(s["refreshes"] == "16");
+    BOOST_TEST(s["final version"] == "16");
+    // The three reader sessions held the read side together (each acquire_shared would have timed out
+    // otherwise), and a writer's try_acquire was refused meanwhile (else the program fails).
+    BOOST_TEST(s["readers held at once"] == "3");
+    BOOST_TEST(std::stoi(s["most readers at once"]) >= 1);
+}
+
+BOOST_AUTO_TEST_CASE(connection_limit_reaches_but_never_exceeds_its_leases)
+{
+    temp_dir dir;
+    const auto out = dir / "out";
+    // Many attempts per job: a job dropped because the machine was slow would not be a lock failure.
+    BOOST_TEST(run({EXAMPLE_CONNECTION_LIMIT, "--hosts", zk().connect_string(), "--limit", "3", "--sessions", "3",
+                    "--workers", "3", "--jobs", "6", "--use-ms", "20", "--timeout-ms", "250", "--attempts", "40",
+                    "--path", "/examples-test/connections"},
+                   120s, out, dir / "err") == 0);
+    const auto text = read_file(out);
+    BOOST_TEST_MESSAGE(text << read_file(dir / "err"));
+    auto s = summary(text);
+    BOOST_TEST(s["limit"] == "3");
+    BOOST_TEST(s["over the limit"] == "0");
+    BOOST_TEST(s["most inside"] == "3");  // the maintenance job's acquire_many held all three at once
+    BOOST_TEST(s["open in maintenance"] == "0");
+    const int workers_most = std::stoi(s["most workers inside"]);
+    BOOST_TEST(workers_most >= 1);
+    BOOST_TEST(workers_most <= 3);
+    BOOST_TEST(s["uses"] == "54");
+    BOOST_TEST(s["dropped jobs"] == "0");
+}
