@@ -58,10 +58,16 @@ for scenario in "uncontended 500" "contended 4 8 2000" "contended 1 32 2000"; do
   { ours $scenario; peer curator $scenario; peer kazoo $scenario; }
 done
 ours --local-handoff-limit 0 contended 4 8 2000  # ablation: every hand-off through ZooKeeper
+for scenario in "rw 4 1 2000" "semaphore 3 8 2000"; do  # kazoo's bench has no rw or semaphore
+  # shellcheck disable=SC2086  # as above
+  { ours $scenario; peer curator $scenario; }
+done
+ours --sessions 1 rw 4 1 2000         # local sharing: one session's readers share one read node
+ours --sessions 1 semaphore 3 8 2000  # local sharing: leases pass between one session's workers
 ours waiters 1000
 if [ "$quick" = 0 ]; then peer curator waiters 1000; peer kazoo waiters 1000; fi
 
-# key=value of the first line starting with PREFIX (the default hand-off limit comes before the ablation).
+# key=value of the first line starting with PREFIX (the defaults come before the ablation and --sessions 1).
 value() { awk -v p="$1" -v k="$2" 'index($0, p) == 1 { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit } }' "$results"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 echo
@@ -73,4 +79,6 @@ row() {  # label, line prefix after the implementation's name, key
 row "uncontended cycles_per_s" "uncontended " cycles_per_s
 row "contended 4x8 sections_per_s" "contended sessions=4 threads=8 " sections_per_s
 row "contended 1x32 sections_per_s" "contended sessions=1 threads=32 " sections_per_s
+row "rw 4r+1w sections_per_s" "rw readers=4 writers=1 " sections_per_s
+row "semaphore 3 of 8 sections_per_s" "semaphore leases=3 workers=8 " sections_per_s
 exit "$failed"

@@ -2,24 +2,24 @@
 // Each scenario prints one key=value line with the keys CuratorLockBench and kazoo_lock_bench.py print,
 // so that a script can divide one line by the other; scripts/bench.sh runs them all on one server.
 //
-//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] SCENARIO ARGS...
+//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] [--sessions N] [--hold-us US] SCENARIO ARGS...
 //     uncontended N      one session, N sequential acquire/release cycles on one path
 //     contended S T K    S sessions x T coroutines (one thread), K critical sections in total
 //     waiters W          W coroutines queue behind a held lock, then drain
+//     rw R W K           R readers and W writers (a session each) on one shared_mutex, K sections (bench/rw.cpp)
+//     semaphore N T K    T workers (a session each) on one semaphore of N leases, K sections (bench/semaphore.cpp)
 //     serve              start a ZooKeeper server, print its connect string, run until stdin closes or SIGTERM
+// --sessions N runs rw's and semaphore's workers on N sessions instead (their local sharing); --hold-us US
+// keeps their sections open that long (default: the peers' empty sections, one turn of the event loop);
+// --linger is the mutex's and shared_mutex's; --local-handoff-limit applies to every recipe.
 //
 // Without --hosts a scenario starts its own server (zklock::testing::server) and stops it at the end.
-#include <zklock/mutex.hpp>
-#include <zklock/session.hpp>
+#include "bench/common.hpp"
+
 #include <zklock/testing/server.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <poll.h>
 #include <signal.h>
@@ -27,40 +27,15 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <exception>
 #include <fstream>
-#include <memory>
 #include <optional>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 namespace {
 
-namespace asio = boost::asio;
-using clk = std::chrono::steady_clock;
-using namespace std::chrono_literals;
-
-// A single acquire that takes this long is a hang, not a figure: fail loudly instead of waiting forever.
-constexpr auto lock_timeout = 120s;
-// The same for a whole contended run or drain, which waits on many acquires at once.
-constexpr auto run_timeout = 600s;
-
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-struct options {
-    std::string hosts;  // empty: start a local server
-    std::size_t local_handoff_limit = zklock::mutex_options{}.local_handoff_limit;
-    bool linger = false;
-    std::vector<std::string> args;  // the scenario and its arguments
-};
+using namespace zklock_bench;
 
 std::size_t count_arg(const std::string& s)
 {
@@ -79,6 +54,8 @@ options parse(int argc, char** argv)
         if (a == "--hosts" && has_value) o.hosts = argv[++i];
         else if (a == "--local-handoff-limit" && has_value) o.local_handoff_limit = count_arg(argv[++i]);
         else if (a == "--linger") o.linger = true;
+        else if (a == "--sessions" && has_value) o.sessions = count_arg(argv[++i]);
+        else if (a == "--hold-us" && has_value) o.hold_us = count_arg(argv[++i]);
         else if (a.starts_with("--")) throw usage_error("unknown option or missing value: " + a);
         else o.args.push_back(a);
     }
@@ -86,53 +63,11 @@ options parse(int argc, char** argv)
     return o;
 }
 
-std::int64_t micros(clk::duration d) { return std::chrono::duration_cast<std::chrono::microseconds>(d).count(); }
-double seconds(clk::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// The peers' percentile: the element at index p*n of the sorted sample.
-std::int64_t pct(std::vector<std::int64_t> v, double p)
-{
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
-
-// A path of its own per run, as the peers do, so runs on one server never meet.
-std::string fresh_path() { return "/bench/zklock-" + std::to_string(clk::now().time_since_epoch().count()); }
-
-zklock::session make_session(const asio::any_io_executor& ex, const std::string& hosts)
-{
-    zklock::session_config cfg;
-    cfg.hosts = hosts;
-    cfg.session_timeout = 30s;  // as the peers ask
-    cfg.log = zklock::stderr_log_sink();
-    cfg.log_threshold = zklock::log_level::error;
-    return zklock::session(ex, std::move(cfg));
-}
-
-zklock::mutex_options lock_options(const options& o)
-{
-    zklock::mutex_options m;
-    m.local_handoff_limit = o.local_handoff_limit;
-    m.linger = o.linger;
-    return m;
-}
-
 zklock::testing::server_options server_options()
 {
     zklock::testing::server_options so;
     so.tick_ms = 2000;  // sessions may last 2..20 ticks: ZooKeeper's default 2 s tick lets 30 s through
     return so;
-}
-
-// Waits until `done()` holds, woken by `latch.cancel()`; a single-threaded latch with a deadline.
-asio::awaitable<void> wait_until(asio::steady_timer& latch, auto done, const char* what)
-{
-    latch.expires_after(run_timeout);
-    while (!done()) {
-        auto [ec] = co_await latch.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (!ec) throw std::runtime_error(std::string(what) + " did not finish within the run timeout");
-    }
 }
 
 // --- uncontended N --------------------------------------------------------------------------------
@@ -166,19 +101,14 @@ asio::awaitable<void> uncontended(options o, std::size_t n)
 }
 
 // --- contended S T K ------------------------------------------------------------------------------
-struct contended_run {
-    explicit contended_run(const asio::any_io_executor& ex) : latch(ex) {}
-    std::vector<zklock::session> sessions;
-    std::int64_t left = 0;  // sections still to start; counted down as the peers do
+struct contended_run : worker_run {  // `left` counts down as the peers' contended does: K + S*T sections
+    using worker_run::worker_run;
     bool in_use = false;
     std::optional<clk::time_point> last_release;
     std::vector<std::int64_t> handoff;
     std::size_t violations = 0;
     std::size_t token_regressions = 0;  // a later holder with a smaller fencing token
     zklock::fencing_token last_token;
-    std::size_t running = 0;
-    std::exception_ptr error;
-    asio::steady_timer latch;
 };
 
 // One contender: the peers' loop (a thread there, a coroutine here) with its own mutex object.
@@ -219,25 +149,11 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
     }
     r->left = static_cast<std::int64_t>(sections);
     const auto t0 = clk::now();
-    for (auto& s : r->sessions) {
-        for (std::size_t j = 0; j < threads; ++j) {
-            ++r->running;
-            asio::co_spawn(ex, contend(r, zklock::mutex(s, path, lock_options(o))), [r](std::exception_ptr e) {
-                // The first failure ends the run: closing the sessions fails every pending acquire at once.
-                if (e && !r->error) {
-                    r->error = e;
-                    for (auto& rs : r->sessions) rs.close();
-                }
-                --r->running;
-                r->latch.cancel();
-            });
-        }
-    }
-    co_await wait_until(r->latch, [&] { return r->running == 0 || r->error; }, "the contended run");
-    if (r->error) std::rethrow_exception(r->error);
+    for (auto& s : r->sessions)
+        for (std::size_t j = 0; j < threads; ++j) spawn_worker(r, contend(r, zklock::mutex(s, path, lock_options(o))));
+    co_await join_workers(r, "the contended run");
     const double secs = seconds(clk::now() - t0);
-    std::uint64_t requests = 0;
-    for (const auto& s : r->sessions) requests += s.stats().requests;
+    const std::uint64_t requests = zk_requests(r->sessions);
     std::printf("zklock contended sessions=%zu threads=%zu sections=%zu sections_per_s=%.0f handoff_p50_us=%" PRId64
                 " handoff_p99_us=%" PRId64 " violations=%zu local_handoff_limit=%zu zk_requests=%" PRIu64
                 " token_regressions=%zu\n",
@@ -355,10 +271,17 @@ int main(int argc, char** argv)
         auto o = parse(argc, argv);
         const auto& sc = o.args[0];
         if (sc == "serve") return serve();
-        if (sc != "uncontended" && sc != "contended" && sc != "waiters") throw usage_error("unknown scenario " + sc);
-        expect_args(o, sc == "contended" ? 3 : 1);
+        const bool pool = sc == "rw" || sc == "semaphore";  // the scenarios whose workers --sessions shares out
+        if (sc != "uncontended" && sc != "contended" && sc != "waiters" && !pool)
+            throw usage_error("unknown scenario " + sc);
+        expect_args(o, sc == "contended" || pool ? 3 : 1);
         std::vector<std::size_t> n;
         for (std::size_t i = 1; i < o.args.size(); ++i) n.push_back(count_arg(o.args[i]));
+        if ((o.sessions > 0 || o.hold_us > 0) && !pool)
+            throw usage_error("--sessions and --hold-us are for rw and semaphore");
+        if (o.linger && sc == "semaphore") throw usage_error("--linger does not apply to the semaphore");
+        if (sc == "rw" && n[0] + n[1] == 0) throw usage_error("rw needs a reader or a writer");
+        if (sc == "semaphore" && (n[0] == 0 || n[1] == 0)) throw usage_error("semaphore needs a lease and a worker");
         std::optional<zklock::testing::server> local;  // on the main thread: the JVM dies with it (PDEATHSIG)
         if (o.hosts.empty()) {
             local.emplace(server_options());
@@ -366,13 +289,16 @@ int main(int argc, char** argv)
         }
         if (sc == "uncontended") run(uncontended(o, n[0]));
         else if (sc == "contended") run(contended(o, n[0], n[1], n[2]));
+        else if (sc == "rw") run(zklock_bench::rw(o, n[0], n[1], n[2]));
+        else if (sc == "semaphore") run(zklock_bench::semaphore(o, n[0], n[1], n[2]));
         else run(waiters(o, n[0]));
         std::fflush(stdout);
         return 0;
     } catch (const usage_error& e) {
         std::fprintf(stderr,
                      "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] "
-                     "uncontended N | contended SESSIONS THREADS SECTIONS | waiters W | serve\n",
+                     "[--sessions N] [--hold-us US] uncontended N | contended SESSIONS THREADS SECTIONS | waiters W | "
+                     "rw READERS WRITERS SECTIONS | semaphore LEASES WORKERS SECTIONS | serve\n",
                      e.what());
         return 2;
     } catch (const std::exception& e) {
