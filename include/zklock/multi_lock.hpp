@@ -194,6 +194,12 @@ struct multi_acquire_op {
  */
 class multi_lock {
 public:
+    /// `zklock::multi_lock both(zklock::mutex{s, "/a"}, zklock::lock_item::shared(rw));`
+    template <class... Lock>
+        requires(sizeof...(Lock) > 0 && (std::is_convertible_v<Lock, lock_item> && ...))
+    explicit multi_lock(Lock... locks) : multi_lock(list(std::move(locks)...))
+    {
+    }
     explicit multi_lock(std::vector<lock_item> items)
     {
         std::sort(items.begin(), items.end());
@@ -224,6 +230,13 @@ public:
     const std::vector<lock_item>& items() const noexcept { return *items_; }
 
 private:
+    template <class... Lock>
+    static std::vector<lock_item> list(Lock... locks)
+    {
+        std::vector<lock_item> v;
+        (v.push_back(lock_item(std::move(locks))), ...);
+        return v;
+    }
     template <class CompletionToken>
     auto initiate(detail::deadline d, CompletionToken& token)
     {

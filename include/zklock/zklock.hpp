@@ -1,0 +1,10 @@
+// Everything a program needs: the session, the mutex, the read/write lock, the semaphore, the multi-lock.
+#pragma once
+
+#include <zklock/error.hpp>
+#include <zklock/multi_lock.hpp>
+#include <zklock/mutex.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/session.hpp>
+#include <zklock/shared_mutex.hpp>
+#include <zklock/validation.hpp>
