@@ -9,13 +9,18 @@
 #include <boost/asio/compose.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
 
 #include <algorithm>
 #include <functional>
 #include <vector>
 
 namespace zklock {
+
+namespace detail {
+/// Completes `h` successfully with the first loss among `holds`, or with operation_aborted once every one
+/// was released or it was cancelled (not_held if there are none). Not parallel_group: see docs/DESIGN.md.
+void async_wait_any_lost(std::vector<hold_ref> holds, handler<error_code> h);
+}  // namespace detail
 
 /// One lock of a multi_lock: a mutex, one side of a shared_mutex, or one lease of a semaphore. It keeps a
 /// copy of the lock object (a handle: copies share the session's state for the path).
@@ -100,18 +105,11 @@ public:
     template <class CompletionToken = asio::deferred_t>
     auto async_wait_lost(CompletionToken&& token = {})
     {
-        using op_type = decltype(std::declval<guard&>().async_wait_lost(asio::deferred));
-        std::vector<op_type> ops;
-        for (auto& g : guards_) ops.push_back(g.async_wait_lost(asio::deferred));
-        return asio::experimental::make_parallel_group(std::move(ops))
-            .async_wait(asio::experimental::wait_for_one_success(),
-                        asio::deferred([](std::vector<std::size_t> order, std::vector<error_code> ecs,
-                                          std::vector<error_code> reasons) {
-                            error_code ec = asio::error::operation_aborted, why;
-                            if (!order.empty() && !ecs[order.front()]) ec = {}, why = reasons[order.front()];
-                            else if (order.empty()) ec = zklock::error::not_held;
-                            return asio::deferred.values(ec, why);
-                        }))(std::forward<CompletionToken>(token));
+        std::vector<detail::hold_ref> holds;
+        for (const auto& g : guards_) holds.push_back(hold_of(g));
+        return asio::async_initiate<CompletionToken, void(error_code, error_code)>(
+            [](auto h, std::vector<detail::hold_ref> hs) { detail::async_wait_any_lost(std::move(hs), std::move(h)); },
+            token, std::move(holds));
     }
 
     /// Releases every lock, in the reverse order of acquisition; completes with the first error (e.g. a

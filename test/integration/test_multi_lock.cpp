@@ -189,3 +189,32 @@ BOOST_AUTO_TEST_CASE(a_path_twice_is_refused)
         BOOST_TEST((co_await children(ss[0], x)).empty());
     });
 }
+
+BOOST_AUTO_TEST_CASE(waiting_for_a_loss_ends_with_a_release_or_a_cancellation)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-wx"), y = unique_path("multi-wy");
+        multi_lock m(mutex(ss[0], x), mutex(ss[0], y));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        asio::cancellation_signal sig;
+        bool finished = false;
+        zklock::error_code wec;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [e, r] = co_await g.async_wait_lost(asio::bind_cancellation_slot(sig.slot(), tuple_awaitable));
+            wec = e;
+            finished = true;
+        }, asio::detached);
+        co_await pause(50ms);
+        BOOST_TEST(!finished);  // nothing lost
+        sig.emit(asio::cancellation_type::terminal);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return finished; }));
+        BOOST_TEST(wec == asio::error::operation_aborted);
+        co_await g.release(use_awaitable);
+        auto [e2, r2] = co_await g.async_wait_lost(tuple_awaitable);  // released: nothing to wait for
+        BOOST_TEST(e2 == zklock::error::not_held);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
+    });
+}
