@@ -1,4 +1,4 @@
-// Contender ordering and node naming, shared by the lock recipes.
+// Sequence numbers and protected names, shared by the lock recipes.
 #include <zklock/detail/sequence.hpp>
 
 #include <algorithm>
@@ -30,51 +30,6 @@ std::optional<std::int32_t> parse_sequence(std::string_view name) noexcept
     }
     if (v > INT32_MAX) return std::nullopt;
     return static_cast<std::int32_t>(v);
-}
-
-bool is_mutex_contender(std::string_view name) noexcept
-{
-    for (std::string_view marker : {std::string_view("lock-"), std::string_view("__lock__")}) {
-        const auto p = name.rfind(marker);
-        if (p == std::string_view::npos) continue;
-        const auto rest = name.size() - p - marker.size();  // the sequence: ten characters, or a sign and ten
-        if (rest == 10 || (rest == 11 && name[p + marker.size()] == '-')) return parse_sequence(name).has_value();
-    }
-    return false;
-}
-
-queue_position locate(const std::vector<std::string>& children, std::string_view own, std::size_t max_holders,
-                      bool (*is_contender)(std::string_view) noexcept)
-{
-    queue_position pos;
-    auto mine = parse_sequence(own);
-    if (!mine) return pos;
-    // Distance from us, in creates: negative means created before us. Unsigned subtraction wraps safely.
-    struct entry {
-        std::int32_t distance;
-        const std::string* name;
-    };
-    std::vector<entry> before;
-    for (const auto& c : children) {
-        if (c == own) {
-            pos.found = true;
-            continue;
-        }
-        if (is_contender && !is_contender(c)) continue;
-        auto seq = parse_sequence(c);
-        if (!seq) continue;
-        auto d = static_cast<std::int32_t>(static_cast<std::uint32_t>(*seq) - static_cast<std::uint32_t>(*mine));
-        if (d < 0) before.push_back({d, &c});
-    }
-    if (!pos.found) return pos;
-    pos.ahead = before.size();
-    if (before.size() < max_holders) return pos;
-    std::sort(before.begin(), before.end(), [](const entry& a, const entry& b) { return a.distance < b.distance; });
-    // Watch the contender max_holders places ahead: when it goes, we may be among the holders.
-    const auto& watched = before[before.size() - max_holders];
-    pos.predecessor = *watched.name;
-    pos.predecessor_is_head = before.size() == max_holders;
-    return pos;
 }
 
 std::string make_uuid()
