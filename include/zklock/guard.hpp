@@ -3,14 +3,17 @@
 
 #include <zklock/detail/handler.hpp>
 #include <zklock/fencing_token.hpp>
+#include <zklock/multi.hpp>
 
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace zklock {
 
@@ -25,7 +28,11 @@ boost::system::error_code lost_reason(const std::shared_ptr<lock_base>&, std::ui
 struct hold_ref {
     std::shared_ptr<lock_base> state;
     std::uint64_t holder = 0;
+    std::string node;
 };
+/// `ops` behind one check per hold that its lock node still exists (see guard::async_guarded_multi).
+void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops,
+                         handler<std::vector<multi_result>> h);
 }  // namespace detail
 
 /**
@@ -127,8 +134,53 @@ public:
             token, std::move(q), holder_);
     }
 
+    /**
+     * Guarded writes (etcd's `IsOwner`): runs `ops` as one ZooKeeper multi whose first operation checks
+     * that this guard's lock node still exists, so a holder that lost the lock (session expired, node
+     * deleted, broken by an operator) cannot write: the server refuses the whole multi. Completes with
+     * the results of `ops` (the check's is left out) and: `error::lock_node_deleted` when the check failed
+     * (nothing was written), the loss reason when the loss is already known (nothing is sent; "ownership
+     * uncertain" is left to the server to decide), `error::not_held` for an empty guard, else the first
+     * failing operation's code. Signature `void(error_code, std::vector<multi_result>)`.
+     *
+     * Executor, cancellation, thread safety: as for `release` (the multi, once sent, is not withdrawn).
+     */
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_guarded_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken,
+                                           void(boost::system::error_code, std::vector<multi_result>)>(
+            [](auto h, detail::hold_ref hold, std::vector<multi_op> o) {
+                std::vector<detail::hold_ref> holds;
+                holds.push_back(std::move(hold));
+                detail::async_guarded_multi(std::move(holds), std::move(o), std::move(h));
+            },
+            token, hold_of(*this), std::move(ops));
+    }
+
+    /// One guarded set_data (see async_guarded_multi). Signature `void(error_code)`.
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_guarded_set_data(std::string path, std::string data, int version = -1, CompletionToken&& token = {})
+    {
+        std::vector<multi_op> ops;
+        ops.emplace_back(op::set_data{std::move(path), std::move(data), version});
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto h, detail::hold_ref hold, std::vector<multi_op> o) {
+                auto ex = boost::asio::get_associated_executor(h);
+                std::vector<detail::hold_ref> holds;
+                holds.push_back(std::move(hold));
+                detail::async_guarded_multi(
+                    std::move(holds), std::move(o),
+                    boost::asio::bind_executor(ex, [h = std::move(h)](boost::system::error_code ec,
+                                                                      std::vector<multi_result>) mutable {
+                        std::move(h)(ec);
+                    }));
+            },
+            token, hold_of(*this), std::move(ops));
+    }
+
 private:
-    friend detail::hold_ref hold_of(const guard& g) noexcept { return {g.queue_, g.holder_}; }
+    friend detail::hold_ref hold_of(const guard& g) { return {g.queue_, g.holder_, g.node_}; }
     void reset() noexcept
     {
         if (queue_) detail::release_detached(std::exchange(queue_, nullptr), holder_);

@@ -112,6 +112,21 @@ public:
             token, std::move(holds));
     }
 
+    /// Guarded writes over every lock at once (see guard::async_guarded_multi): one check per lock node,
+    /// then `ops`, as one multi. The locks must belong to one session (else `error::not_held`).
+    /// Signature `void(error_code, std::vector<multi_result>)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_guarded_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
+    {
+        std::vector<detail::hold_ref> holds;
+        for (const auto& g : guards_) holds.push_back(hold_of(g));
+        return asio::async_initiate<CompletionToken, void(error_code, std::vector<multi_result>)>(
+            [](auto h, std::vector<detail::hold_ref> hs, std::vector<multi_op> o) {
+                detail::async_guarded_multi(std::move(hs), std::move(o), std::move(h));
+            },
+            token, std::move(holds), std::move(ops));
+    }
+
     /// Releases every lock, in the reverse order of acquisition; completes with the first error (e.g. a
     /// loss reason) once all are released. Signature `void(error_code)`.
     template <class CompletionToken = asio::deferred_t>

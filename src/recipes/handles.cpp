@@ -5,6 +5,7 @@
 
 #include <zklock/multi_lock.hpp>
 
+#include <algorithm>
 #include <mutex>
 
 namespace zklock::detail {
@@ -127,6 +128,40 @@ void async_wait_any_lost(std::vector<hold_ref> holds, handler<error_code> h)
             q->wait_lost(id, holder, std::move(one));
         });
     }
+}
+
+}  // namespace zklock::detail
+
+namespace zklock::detail {
+
+// The check ops go first: ZooKeeper applies a multi's operations in order, all or none, so the writes
+// land only if every lock node still exists at that moment.
+void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+{
+    const bool one_session = !holds.empty() && holds.front().state &&
+                             std::all_of(holds.begin(), holds.end(), [&](const hold_ref& hr) {
+                                 return hr.state && hr.state->s == holds.front().state->s;
+                             });
+    if (!one_session)  // an empty guard, or locks of several sessions (one multi runs on one session)
+        return complete_without_session(std::move(h), error_code(zklock::error::not_held), std::vector<multi_result>{});
+    auto s = holds.front().state->s;
+    auto ex = s->ex;
+    asio::dispatch(ex, [s, holds = std::move(holds), ops = std::move(ops), h = std::move(h)]() mutable {
+        std::vector<multi_op> all;
+        for (const auto& hr : holds) {
+            error_code why = hr.state->holds(hr.holder) ? hr.state->lost(hr.holder) : error_code(zklock::error::not_held);
+            if (why && why != zklock::error::ownership_uncertain)  // uncertain: the server decides
+                return s->post_completion(std::move(h), why, std::vector<multi_result>{});
+            all.emplace_back(op::check{hr.node, -1});
+        }
+        for (auto& o : ops) all.push_back(std::move(o));
+        s->multi(std::move(all), [s, n = holds.size(), h = std::move(h)](error_code ec, std::vector<multi_result> r) mutable {
+            for (std::size_t i = 0; i < n && i < r.size(); ++i)
+                if (r[i].ec == zk_errc::no_node) ec = zklock::error::lock_node_deleted;
+            r.erase(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.size())));
+            s->post_completion(std::move(h), ec, std::move(r));
+        });
+    });
 }
 
 }  // namespace zklock::detail

@@ -38,6 +38,7 @@ public:
     virtual void cancel_lost(std::uint64_t id) = 0;
     /// Empty while `holder` holds; else why it lost the lock.
     virtual error_code lost(std::uint64_t holder) const = 0;
+    virtual bool holds(std::uint64_t holder) const = 0;
 
     const std::shared_ptr<session_impl> s;
 

@@ -38,6 +38,7 @@ public:
     void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;
     void cancel_lost(std::uint64_t id) override;
     error_code lost(std::uint64_t holder) const override;
+    bool holds(std::uint64_t holder) const override { return machine_.holds(holder); }
 
     void on_contender(const contender* c, const contender_action& report) override;
 

@@ -34,6 +34,7 @@ public:
     void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;
     void cancel_lost(std::uint64_t id) override;
     error_code lost(std::uint64_t holder) const override;
+    bool holds(std::uint64_t holder) const override { return held_.count(holder) != 0; }
 
     /// From the current run: its leases, or why it failed (a retryable error: try again once connected).
     void on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases);
