@@ -85,9 +85,10 @@ asio::awaitable<std::string> buy(zklock::session& s, const std::string& item, st
         co_await g.release(use_tuple);
         co_return "SOLDOUT\n";
     }
-    // A lock can be lost (session expired, node deleted): check just before the unconditional write.
-    if (auto lost = g.lost()) co_return "ERR lock lost: " + lost.message() + "\n";
-    auto [wec, wst] = co_await s.async_set_data(stock_path(item), std::to_string(stock - 1), -1, use_tuple);
+    // A lock can be lost (session expired, node deleted): the guarded write lands only while our lock
+    // node exists, checked by the server in the same multi.
+    auto [wec] = co_await g.async_guarded_set_data(stock_path(item), std::to_string(stock - 1), -1, use_tuple);
+    if (wec == zklock::error::lock_node_deleted) co_return "ERR lock lost: " + wec.message() + "\n";
     if (wec) co_return "ERR " + wec.message() + "\n";  // (after a connection loss the write may still have happened)
     co_await g.release(use_tuple);
     co_return "OK " + std::to_string(stock - 1) + "\n";

@@ -112,14 +112,15 @@ asio::awaitable<void> client(zklock::session& s, std::string lock_path, std::str
         o.last_node = g.node();
         o.last_release.reset();  // whoever releases next sets it
 
-        // The critical section: a read-modify-write with no version check.
+        // The critical section: a read-modify-write with no version check; the write is guarded, so it
+        // lands only while our lock node exists (a holder that lost the lock cannot oversell).
         auto [data, st] = co_await s.async_get_data(stock_path, asio::use_awaitable);
         const int stock = std::stoi(data);
         const bool sell = stock > 0;
         if (sell) {
             if (++o.sold_count[static_cast<std::size_t>(stock)] > 1) ++o.oversold;  // that ticket went twice
             std::string left = std::to_string(stock - 1);
-            co_await s.async_set_data(stock_path, std::move(left), -1, asio::use_awaitable);
+            co_await g.async_guarded_set_data(stock_path, std::move(left), -1, asio::use_awaitable);
             ++o.sold;
         } else {
             if (stock < 0) ++o.oversold;
