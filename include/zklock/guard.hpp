@@ -6,7 +6,6 @@
 #include <zklock/multi.hpp>
 
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -23,6 +22,7 @@ class lock_base;
 void async_release(std::shared_ptr<lock_base>, std::uint64_t holder, handler<>);
 void async_wait_lost(std::shared_ptr<lock_base>, std::uint64_t holder, handler<boost::system::error_code>);
 void release_detached(std::shared_ptr<lock_base>, std::uint64_t holder) noexcept;
+void async_wait_revoked(std::shared_ptr<lock_base>, std::uint64_t holder, handler<>);
 boost::system::error_code lost_reason(const std::shared_ptr<lock_base>&, std::uint64_t holder) noexcept;
 /// A guard's share of its lock, for operations that start from a held lock (a downgrade).
 struct hold_ref {
@@ -33,6 +33,7 @@ struct hold_ref {
 /// `ops` behind one check per hold that its lock node still exists (see guard::async_guarded_multi).
 void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops,
                          handler<std::vector<multi_result>> h);
+void async_guarded_set_data(hold_ref hold, std::string path, std::string data, int version, handler<> h);
 }  // namespace detail
 
 /**
@@ -114,6 +115,24 @@ public:
     }
 
     /**
+     * Cooperative revocation (Curator's): completes *successfully* when another process asks this holder
+     * to let go, by `zklock::async_request_revoke` (zklock/revoke.hpp), `zklock revoke PATH`, or Curator's
+     * `Revoker.attemptRevoke` (each writes "__REVOKE__" into the lock node). The holder decides: release
+     * when convenient, or ignore it. `operation_aborted` when the guard is released first or the wait is
+     * cancelled; `error::not_held` on an empty guard. A request already made completes at once.
+     * Signature `void(error_code)`. Executor, cancellation, thread safety: as for async_wait_lost.
+     */
+    template <class CompletionToken = boost::asio::deferred_t>
+    auto async_wait_revoked(CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto h, std::shared_ptr<detail::lock_base> q, std::uint64_t holder) {
+                detail::async_wait_revoked(std::move(q), holder, std::move(h));
+            },
+            token, queue_, holder_);
+    }
+
+    /**
      * Releases the lock. Completes with success once the lock node is deleted (one round trip) or the
      * lock has passed to the next coroutine of this session; with the loss reason if it had been lost
      * meanwhile; with `error::not_held` on an empty guard. The guard is empty afterwards either way.
@@ -162,21 +181,11 @@ public:
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_guarded_set_data(std::string path, std::string data, int version = -1, CompletionToken&& token = {})
     {
-        std::vector<multi_op> ops;
-        ops.emplace_back(op::set_data{std::move(path), std::move(data), version});
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto h, detail::hold_ref hold, std::vector<multi_op> o) {
-                auto ex = boost::asio::get_associated_executor(h);
-                std::vector<detail::hold_ref> holds;
-                holds.push_back(std::move(hold));
-                detail::async_guarded_multi(
-                    std::move(holds), std::move(o),
-                    boost::asio::bind_executor(ex, [h = std::move(h)](boost::system::error_code ec,
-                                                                      std::vector<multi_result>) mutable {
-                        std::move(h)(ec);
-                    }));
+            [](auto h, detail::hold_ref hold, std::string p, std::string d, int v) {
+                detail::async_guarded_set_data(std::move(hold), std::move(p), std::move(d), v, std::move(h));
             },
-            token, hold_of(*this), std::move(ops));
+            token, hold_of(*this), std::move(path), std::move(data), version);
     }
 
 private:

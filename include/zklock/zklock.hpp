@@ -3,6 +3,7 @@
 
 #include <zklock/error.hpp>
 #include <zklock/multi_lock.hpp>
+#include <zklock/revoke.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>

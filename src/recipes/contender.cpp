@@ -100,8 +100,8 @@ void contender::perform(const contender_action& a)
                          });
         break;
     case type::get_data:
-        s_->get_data(a.path, slot(a.slot), [self, r, w = a.slot](error_code ec, std::string, stat st) {
-            self->perform(self->machine_.on_data(r, w, ec, st.czxid));
+        s_->get_data(a.path, slot(a.slot), [self, r, w = a.slot](error_code ec, std::string data, stat st) {
+            self->perform(self->machine_.on_data(r, w, ec, st.czxid, data));
         });
         break;
     case type::probe_delete:
@@ -136,6 +136,7 @@ void contender::perform(const contender_action& a)
         s_->log->write(log_level::warning, "zklock: refused " + machine_.dir() + ": it holds the nodes of " + a.path);
         break;
     case type::acquired: case type::waiting: case type::failed: case type::lost: case type::followers_waiting:
+    case type::revoke_requested:
         if (auto o = owner_.lock()) o->on_contender(this, a);
         break;
     }

@@ -4,6 +4,7 @@
 #include "lock_queue.hpp"
 
 #include <zklock/multi_lock.hpp>
+#include <zklock/revoke.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -54,6 +55,20 @@ void async_wait_lost(std::shared_ptr<lock_base> q, std::uint64_t holder, handler
     auto ex = q->s->ex;
     asio::dispatch(ex, [q = std::move(q), id, holder, h = std::move(h)]() mutable {
         q->wait_lost(id, holder, std::move(h));
+    });
+}
+
+void async_wait_revoked(std::shared_ptr<lock_base> q, std::uint64_t holder, handler<> h)
+{
+    if (!q) {
+        complete_without_session(std::move(h), error_code(zklock::error::not_held));
+        return;
+    }
+    const auto id = q->new_id();
+    bind_cancellation(h, q, [id](lock_base& self) { self.cancel_revoked(id); });
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), id, holder, h = std::move(h)]() mutable {
+        q->wait_revoked(id, holder, std::move(h));
     });
 }
 
@@ -160,6 +175,31 @@ void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops,
                 if (r[i].ec == zk_errc::no_node) ec = zklock::error::lock_node_deleted;
             r.erase(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.size())));
             s->post_completion(std::move(h), ec, std::move(r));
+        });
+    });
+}
+
+void async_guarded_set_data(hold_ref hold, std::string path, std::string data, int version, handler<> h)
+{
+    if (!hold.state) return complete_without_session(std::move(h), error_code(zklock::error::not_held));
+    auto s = hold.state->s;
+    std::vector<hold_ref> holds;
+    holds.push_back(std::move(hold));
+    std::vector<multi_op> ops;
+    ops.emplace_back(op::set_data{std::move(path), std::move(data), version});
+    // The adapter runs where the multi's completion does, then completes `h` on its own executor.
+    async_guarded_multi(std::move(holds), std::move(ops),
+                        [s, h = std::move(h)](error_code ec, std::vector<multi_result>) mutable {
+                            s->post_completion(std::move(h), ec);
+                        });
+}
+
+void async_request_revoke(const std::shared_ptr<session_impl>& s, std::string node, handler<> h)
+{
+    if (!s) return complete_without_session(std::move(h), error_code(zklock::error::no_session));
+    asio::dispatch(s->ex, [s, node = std::move(node), h = std::move(h)]() mutable {
+        s->set_data(std::move(node), std::string(revoke_message), -1, [s, h = std::move(h)](error_code ec, stat) mutable {
+            s->post_completion(std::move(h), ec);
         });
     });
 }

@@ -39,6 +39,9 @@ public:
     /// Empty while `holder` holds; else why it lost the lock.
     virtual error_code lost(std::uint64_t holder) const = 0;
     virtual bool holds(std::uint64_t holder) const = 0;
+    /// Completes `h` (success) when someone asks `holder` to let go (Curator's revocation request).
+    virtual void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) = 0;
+    virtual void cancel_revoked(std::uint64_t id) = 0;
 
     const std::shared_ptr<session_impl> s;
 

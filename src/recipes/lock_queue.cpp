@@ -90,6 +90,17 @@ void lock_queue::cancel_lost(std::uint64_t id)
     step([&](local_queue& m) { return m.cancel_lost(id); });
 }
 
+void lock_queue::wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h)
+{
+    revoke_waiters_.emplace(id, std::move(h));
+    step([&](local_queue& m) { return m.wait_revoked(id, holder); });
+}
+
+void lock_queue::cancel_revoked(std::uint64_t id)
+{
+    step([&](local_queue& m) { return m.cancel_revoked(id); });
+}
+
 error_code lock_queue::lost(std::uint64_t holder) const
 {
     if (!machine_.holds(holder)) return {};
@@ -107,6 +118,7 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
         case contender_action::type::waiting: return m.on_queued();
         case contender_action::type::failed: return m.on_failed(report.ec);
         case contender_action::type::lost: return m.on_lost(report.ec);
+        case contender_action::type::revoke_requested: return m.on_revoke_requested();
         default: return m.on_followers_waiting();
         }
     });
@@ -166,6 +178,16 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
                 lost_waiters_.erase(it);
                 if (a.what == type::notify_lost) s->post_completion(std::move(h), error_code{}, a.ec);
                 else s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
+            }
+            break;
+        case type::notify_revoked:
+        case type::abort_revoke_waiter:
+            if (auto it = revoke_waiters_.find(a.id); it != revoke_waiters_.end()) {
+                auto h = std::move(it->second);
+                revoke_waiters_.erase(it);
+                s->post_completion(std::move(h), a.what == type::notify_revoked
+                                                     ? error_code{}
+                                                     : error_code(asio::error::operation_aborted));
             }
             break;
         case type::arm_loss_clock: arm_loss_clock(); break;

@@ -39,6 +39,8 @@ public:
     void cancel_lost(std::uint64_t id) override;
     error_code lost(std::uint64_t holder) const override;
     bool holds(std::uint64_t holder) const override { return machine_.holds(holder); }
+    void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) override;
+    void cancel_revoked(std::uint64_t id) override;
 
     void on_contender(const contender* c, const contender_action& report) override;
 
@@ -61,6 +63,7 @@ private:
     local_queue machine_;
     std::map<std::uint64_t, waiter> waiters_;
     std::map<std::uint64_t, handler<error_code>> lost_waiters_;
+    std::map<std::uint64_t, handler<>> revoke_waiters_;
     std::shared_ptr<contender> current_;
     asio::steady_timer grace_;  // the loss clock: ownership uncertain without a fresh answer
     std::uint64_t listener_ = 0;

@@ -43,6 +43,7 @@ semaphore_queue::~semaphore_queue()
     }
     for (auto& [id, lw] : lost_waiters_)
         s->post_completion(std::move(lw.second), error_code(asio::error::operation_aborted), error_code{});
+    for (auto& [id, rw] : revoke_waiters_) s->post_completion(std::move(rw.second), error_code(asio::error::operation_aborted));
 }
 
 void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, completion h)
@@ -151,7 +152,7 @@ void semaphore_queue::update_keepalive()
 void semaphore_queue::watch_lease(std::uint64_t holder)
 {
     auto& l = held_.at(holder);
-    s->get_data(l.lease.node, l.own.get(), [w = weak_from_this(), holder](error_code ec, std::string, stat) {
+    s->get_data(l.lease.node, l.own.get(), [w = weak_from_this(), holder](error_code ec, std::string data, stat) {
         auto self = w.lock();
         if (!self || !self->held_.count(holder)) return;
         if (ec == zk_errc::no_node) return self->lose(holder, zklock::error::lock_node_deleted);
@@ -162,6 +163,7 @@ void semaphore_queue::watch_lease(std::uint64_t holder)
             return;
         }
         if (ec) return;
+        if (data == "__REVOKE__") self->revoked(holder);  // Curator's Revoker writes it into the node
         self->held_.at(holder).own->async_wait([w, holder](error_code wec, watch_event ev) {
             auto q = w.lock();
             if (!q || wec || !q->held_.count(holder)) return;
@@ -200,14 +202,7 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
     }
     auto l = std::move(it->second);
     held_.erase(it);
-    for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
-        if (lw->second.first != holder) {
-            ++lw;
-            continue;
-        }
-        s->post_completion(std::move(lw->second.second), error_code(asio::error::operation_aborted), error_code{});
-        lw = lost_waiters_.erase(lw);
-    }
+    drop_listeners(holder);
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
     if (held_.empty()) grace_.cancel();
     update_keepalive();
@@ -236,6 +231,55 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
     }
     if (!done) return delete_node(s, l.lease.node, {});
     delete_node(s, l.lease.node, [ss = s, done](error_code ec) { done->complete(*ss, ec); });
+}
+
+void semaphore_queue::drop_listeners(std::uint64_t holder)
+{
+    for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
+        if (lw->second.first != holder) {
+            ++lw;
+            continue;
+        }
+        s->post_completion(std::move(lw->second.second), error_code(asio::error::operation_aborted), error_code{});
+        lw = lost_waiters_.erase(lw);
+    }
+    for (auto rw = revoke_waiters_.begin(); rw != revoke_waiters_.end();) {
+        if (rw->second.first != holder) {
+            ++rw;
+            continue;
+        }
+        s->post_completion(std::move(rw->second.second), error_code(asio::error::operation_aborted));
+        rw = revoke_waiters_.erase(rw);
+    }
+}
+
+void semaphore_queue::revoked(std::uint64_t holder)
+{
+    held_.at(holder).revoke_requested = true;
+    for (auto rw = revoke_waiters_.begin(); rw != revoke_waiters_.end();) {
+        if (rw->second.first != holder) {
+            ++rw;
+            continue;
+        }
+        s->post_completion(std::move(rw->second.second), error_code{});
+        rw = revoke_waiters_.erase(rw);
+    }
+}
+
+void semaphore_queue::wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h)
+{
+    auto it = held_.find(holder);
+    if (it == held_.end()) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
+    if (it->second.revoke_requested) return s->post_completion(std::move(h), error_code{});
+    revoke_waiters_.emplace(id, std::make_pair(holder, std::move(h)));
+}
+
+void semaphore_queue::cancel_revoked(std::uint64_t id)
+{
+    if (auto it = revoke_waiters_.find(id); it != revoke_waiters_.end()) {
+        s->post_completion(std::move(it->second.second), error_code(asio::error::operation_aborted));
+        revoke_waiters_.erase(it);
+    }
 }
 
 void semaphore_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)

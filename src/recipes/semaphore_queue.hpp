@@ -35,6 +35,8 @@ public:
     void cancel_lost(std::uint64_t id) override;
     error_code lost(std::uint64_t holder) const override;
     bool holds(std::uint64_t holder) const override { return held_.count(holder) != 0; }
+    void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) override;
+    void cancel_revoked(std::uint64_t id) override;
 
     /// From the current run: its leases, or why it failed (a retryable error: try again once connected).
     void on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases);
@@ -56,8 +58,9 @@ private:
     struct held_lease {
         lease_node lease;
         std::uint64_t local = 0;
-        std::unique_ptr<watch> own;  // tells of the node's deletion
+        std::unique_ptr<watch> own;  // tells of the node's deletion, and of a revocation request
         error_code lost;
+        bool revoke_requested = false;
     };
     void advance();
     void complete(std::uint64_t id, error_code ec, std::vector<guard> leases);
@@ -73,6 +76,9 @@ private:
     std::map<std::uint64_t, waiter> waiters_;
     std::map<std::uint64_t, held_lease> held_;
     std::map<std::uint64_t, std::pair<std::uint64_t, handler<error_code>>> lost_waiters_;  // id -> holder
+    std::map<std::uint64_t, std::pair<std::uint64_t, handler<>>> revoke_waiters_;          // id -> holder
+    void revoked(std::uint64_t holder);
+    void drop_listeners(std::uint64_t holder);
     std::shared_ptr<lease_run> run_;
     std::uint64_t run_for_ = 0;
     std::size_t handoffs_ = 0;  // local hand-offs in a row

@@ -11,6 +11,9 @@ namespace zklock::detail {
 
 using type = contender_action::type;
 
+// What Curator's Revoker.attemptRevoke writes into a holder's node.
+constexpr std::string_view revoke_request = "__REVOKE__";
+
 contender_machine::contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted,
                                      bool watch_followers)
     : dir_(std::move(dir)), prefix_(std::move(prefix)), kind_(kind), permitted_(permitted),
@@ -197,7 +200,7 @@ void contender_machine::watch_predecessor(actions& out, std::string pred)
 }
 
 contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slot slot, error_code ec,
-                                                      std::int64_t czxid)
+                                                      std::int64_t czxid, std::string_view data)
 {
     actions out;
     if (finished_) return out;
@@ -216,6 +219,7 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
         if (czxid_ == 0) czxid_ = czxid;
         out.push_back({.what = type::await_watch, .slot = watch_slot::own});
         if (std::exchange(announce_when_watched_, false)) out.push_back({.what = type::acquired});
+        if (data == revoke_request) out.push_back({.what = type::revoke_requested});
     }
     // Any other error: the session ended, and the queue hears it from the session.
     return out;

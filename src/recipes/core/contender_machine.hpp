@@ -16,6 +16,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <cstdint>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct contender_action {
         failed,    ///< `ec`; the node is being given up
         lost,      ///< `ec`: the node we held was deleted
         followers_waiting,  ///< another contender queued behind our held node
+        revoke_requested,   ///< someone asked the holder to let go (Curator's "__REVOKE__" in our node's data)
         schema_found,       ///< `path`: words for the foreign schema in the directory (for the log)
     };
     type what{};
@@ -83,7 +85,8 @@ public:
     // Answers and notifications.
     actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid);
     actions on_listed(std::uint64_t round, listing purpose, error_code ec, const std::vector<std::string>& names);
-    actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid);
+    /// `data`: the node's data (our own node's may be Curator's revocation request, "__REVOKE__").
+    actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid, std::string_view data = {});
     actions on_watch_fired(std::uint64_t round, watch_slot slot, error_code ec, watch_event_type type);
     actions on_probed(std::uint64_t round, error_code ec);
     actions on_exists(std::uint64_t round, std::size_t index, error_code ec, bool present);

@@ -50,6 +50,7 @@ void local_queue::advance(actions& out)
     if (!contender_) {
         contender_ = true;
         followers_waiting_ = false;  // a new node: nobody queues behind it yet (heard before or after acquired)
+        revoke_requested_ = false;
         out.push_back({.what = type::start_contender});
     }
 }
@@ -119,14 +120,16 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
         out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
         return out;
     }
-    for (auto it = lost_waiters_.begin(); it != lost_waiters_.end();) {
-        if (it->second != holder) {
-            ++it;
-            continue;
+    for (auto* listeners : {&lost_waiters_, &revoke_waiters_})
+        for (auto it = listeners->begin(); it != listeners->end();) {
+            if (it->second != holder) {
+                ++it;
+                continue;
+            }
+            const auto what = listeners == &lost_waiters_ ? type::abort_lost_waiter : type::abort_revoke_waiter;
+            out.push_back({.what = what, .id = it->first});
+            it = listeners->erase(it);
         }
-        out.push_back({.what = type::abort_lost_waiter, .id = it->first});
-        it = lost_waiters_.erase(it);
-    }
     if (!holders_.empty()) {  // others (readers, a re-entered hold) keep the node; a loss is theirs too
         out.push_back({.what = type::release_done, .ec = lost});
         return out;
@@ -180,6 +183,37 @@ local_queue::actions local_queue::cancel_lost(std::uint64_t id)
 {
     actions out;
     if (lost_waiters_.erase(id)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    return out;
+}
+
+local_queue::actions local_queue::wait_revoked(std::uint64_t id, std::uint64_t holder)
+{
+    actions out;
+    if (!holds(holder)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
+    else if (revoke_requested_) out.push_back({.what = type::notify_revoked, .id = id});
+    else revoke_waiters_.emplace(id, holder);
+    return out;
+}
+
+local_queue::actions local_queue::cancel_revoked(std::uint64_t id)
+{
+    actions out;
+    if (revoke_waiters_.erase(id)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
+    return out;
+}
+
+// Cooperative, as Curator's: the holders hear it and decide. A request that comes while no coroutine
+// holds the node (a lingering one) lets the node go at once: nobody here needs it.
+local_queue::actions local_queue::on_revoke_requested()
+{
+    actions out;
+    revoke_requested_ = true;
+    for (const auto& [id, holder] : revoke_waiters_) out.push_back({.what = type::notify_revoked, .id = id});
+    revoke_waiters_.clear();
+    if (holders_.empty() && waiters_.empty() && contender_ && node_held_) {
+        drop_contender();
+        out.push_back({.what = type::release_contender});
+    }
     return out;
 }
 
@@ -293,6 +327,8 @@ local_queue::actions local_queue::teardown()
     fail_all(out, boost::asio::error::operation_aborted);
     for (const auto& [id, holder] : lost_waiters_) out.push_back({.what = type::abort_lost_waiter, .id = id});
     lost_waiters_.clear();
+    for (const auto& [id, holder] : revoke_waiters_) out.push_back({.what = type::abort_revoke_waiter, .id = id});
+    revoke_waiters_.clear();
     return out;
 }
 

@@ -32,6 +32,8 @@ struct queue_action {
         abort_lost_waiter,  ///< loss listener `id` completes with operation_aborted
         arm_loss_clock,     ///< (re)start the loss clock for the holders
         cancel_loss_clock,
+        notify_revoked,     ///< revocation listener `id` completes: someone asked the holders to let go
+        abort_revoke_waiter,  ///< revocation listener `id` completes with operation_aborted
     };
     type what{};
     std::uint64_t id = 0;
@@ -67,6 +69,9 @@ public:
     actions release(std::uint64_t holder, bool wants_answer);
     actions wait_lost(std::uint64_t id, std::uint64_t holder);
     actions cancel_lost(std::uint64_t id);
+    /// Waits for a revocation request on `holder`'s node (cooperative: the holder decides to release).
+    actions wait_revoked(std::uint64_t id, std::uint64_t holder);
+    actions cancel_revoked(std::uint64_t id);
     /// A holder takes a second hold on its node (re-entry, or a writer's downgrade to the read side):
     /// the new holder's id, or 0 if `holder` does not hold (or lost).
     std::uint64_t enter(std::uint64_t holder);
@@ -77,6 +82,7 @@ public:
     actions on_failed(error_code ec);
     actions on_lost(error_code ec);
     actions on_followers_waiting();
+    actions on_revoke_requested();
 
     // From the session and the shell's timers.
     actions on_session_final(error_code ec);
@@ -117,6 +123,8 @@ private:
     bool followers_waiting_ = false;  // another contender queues behind the node we hold
     error_code lost_reason_;
     std::map<std::uint64_t, std::uint64_t> lost_waiters_;  // listener id -> holder
+    std::map<std::uint64_t, std::uint64_t> revoke_waiters_;  // listener id -> holder
+    bool revoke_requested_ = false;  // for the current node
 };
 
 }  // namespace zklock::detail
