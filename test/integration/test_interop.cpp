@@ -1,6 +1,8 @@
 // zklock, Apache Curator and kazoo queue for the same lock on the same path.
 #define BOOST_TEST_MODULE zklock interop
 #include "test_util.hpp"
+
+#include <zklock/revoke.hpp>
 #include "process_util.hpp"
 
 using namespace test;
@@ -80,6 +82,38 @@ void zklock_holds_then_peer_gets_it(const std::string& which)
 }
 
 }  // namespace
+
+// Revocation across clients: Curator's Revoker reaches a zklock holder, and zklock's request reaches a
+// Curator holder whose lock was made revocable (it then lets go and zklock gets the lock).
+BOOST_AUTO_TEST_CASE(curator_revokes_a_zklock_holder_and_zklock_revokes_a_curator_holder)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    tools_test::temp_dir to_zklock, to_curator;
+    const auto path = unique_path("revoke-interop");
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        mutex m(s, path);
+        auto g = co_await m.acquire(5s, use_awaitable);
+        std::ofstream(to_zklock.path().string() + "/node") << g.node();
+        tools_test::process revoker(peer("curator", path, "revoke", to_zklock.path().string()));
+        auto [ec] = co_await g.async_wait_revoked(tuple_awaitable);
+        BOOST_TEST(!ec);  // Curator's request reached zklock's holder
+        BOOST_TEST((revoker.wait_for(60s) == std::optional<int>(0)));
+        co_await g.release(use_awaitable);
+
+        tools_test::process holder(peer("curator", path, "hold-revocable", to_curator.path().string()));
+        BOOST_REQUIRE(co_await file_appears(to_curator.path().string() + "/held"));
+        const auto node = tools_test::read_file(to_curator.path().string() + "/held");  // a full path
+        auto [busy, none] = co_await m.acquire(200ms, tuple_awaitable);
+        BOOST_TEST(busy == zklock::error::timeout);
+        co_await zklock::async_request_revoke(s, node, use_awaitable);
+        auto g2 = co_await m.acquire(60s, use_awaitable);  // Curator let go
+        BOOST_TEST(tools_test::file_exists(to_curator.path().string() + "/revoked"));
+        co_await g2.release(use_awaitable);
+        BOOST_TEST((holder.wait_for(60s) == std::optional<int>(0)));
+    }, 120s);
+}
 
 BOOST_AUTO_TEST_CASE(curator_holds_zklock_waits) { peer_holds_then_zklock_gets_it("curator"); }
 BOOST_AUTO_TEST_CASE(zklock_holds_curator_waits) { zklock_holds_then_peer_gets_it("curator"); }

@@ -1,10 +1,14 @@
 // A Curator InterProcessMutex peer for the interop tests (run as a single-file program:
-// java -cp CURATOR_JARS CuratorLock.java CONNECT PATH hold|try DIR).
-//   hold: acquire, create DIR/held, wait for DIR/release, release.
-//   try:  try for 500 ms; write "acquired" or "busy" to DIR/result (and release).
+// java -cp CURATOR_JARS CuratorLock.java CONNECT PATH MODE DIR).
+//   hold:           acquire, create DIR/held, wait for DIR/release, release.
+//   try:            try for 500 ms; write "acquired" or "busy" to DIR/result (and release).
+//   hold-revocable: acquire with makeRevocable, write its lock node to DIR/held, release when DIR/release
+//                   appears or a revocation request comes (then write DIR/revoked first).
+//   revoke:         Revoker.attemptRevoke on the node named in DIR/node; write DIR/result "sent".
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.RetryNTimes;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +29,20 @@ public class CuratorLock {
         f.blockUntilConnected();
         InterProcessMutex m = new InterProcessMutex(f, a[1]);
         Path dir = Path.of(a[3]);
-        if (a[2].equals("hold")) {
+        if (a[2].equals("hold-revocable")) {
+            java.util.concurrent.atomic.AtomicBoolean revoked = new java.util.concurrent.atomic.AtomicBoolean();
+            m.makeRevocable(lock -> revoked.set(true));  // the listener runs elsewhere; the owner releases
+            m.acquire();
+            String node = null;
+            for (String n : m.getParticipantNodes()) { node = n; break; }  // the first is the holder: us
+            publish(dir, "held", node);
+            while (!revoked.get() && !Files.exists(dir.resolve("release"))) Thread.sleep(10);
+            if (revoked.get()) publish(dir, "revoked", "revoked");
+            m.release();
+        } else if (a[2].equals("revoke")) {
+            Revoker.attemptRevoke(f, Files.readString(dir.resolve("node")).trim());
+            publish(dir, "result", "sent");
+        } else if (a[2].equals("hold")) {
             m.acquire();
             publish(dir, "held", "held");
             while (!Files.exists(dir.resolve("release"))) Thread.sleep(10);
