@@ -45,7 +45,8 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&,
  * coroutines queue locally and the lock passes between them without a round trip, up to
  * `local_handoff_limit` times in a row.
  *
- * Not reentrant: a coroutine that acquires twice waits for itself.
+ * Not implicitly reentrant: a coroutine that acquires twice waits for itself. Re-entry is explicit:
+ * `acquire(held_guard)` (below).
  *
  * @par Per-operation cancellation
  * Any type (terminal, partial, total) completes the acquire at once with `operation_aborted`; a node
@@ -102,7 +103,8 @@ public:
 
     /// Waits until acquired, failed or cancelled. Completion `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
-        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
+        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value &&
+                 !std::is_same_v<std::decay_t<CompletionToken>, guard>)
     auto acquire(CompletionToken&& token = {})
     {
         return initiate(detail::deadline{}, token);
@@ -114,6 +116,23 @@ public:
     auto acquire_until(std::chrono::steady_clock::time_point deadline, CompletionToken&& token = {})
     {
         return initiate(deadline, token);
+    }
+
+    /**
+     * Re-entry, made explicit: a second guard on the lock `held` holds, at once and without a round trip
+     * (counted like Curator's reentrant mutex: the lock goes when every guard of it is released). `held`
+     * must be a guard of this mutex (same session and path) that still holds; else `error::not_held`.
+     * A plain second `acquire` by the same coroutine stays an ordinary waiter (and waits for itself).
+     * Completion `void(error_code, guard)`.
+     */
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire(const guard& held, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, guard)>(
+            [](auto h, std::shared_ptr<detail::lock_queue> q, detail::hold_ref hr) {
+                detail::async_reenter(std::move(q), std::move(hr), std::move(h));
+            },
+            token, queue_, hold_of(held));
     }
 
     /// One look: the lock if nobody holds it, else `error::timeout` at once. Completion `void(error_code, guard)`.

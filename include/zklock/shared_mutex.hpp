@@ -10,8 +10,6 @@ namespace detail {
 /// The session's queue for one side of the read/write lock on `path`.
 std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>&, const std::string& path, bool readers,
                                          const mutex_options&, error_code& refusal);
-/// A read hold on the node of a write guard (Curator's downgrade); `void(error_code, guard)`.
-void async_downgrade(hold_ref write, handler<guard> h);
 }  // namespace detail
 
 /**
@@ -115,15 +113,18 @@ public:
      * Downgrade: the read side for the holder of the write guard `write`, at once and without a round
      * trip. The new guard holds the writer's node too, so no other writer can slip in between: release
      * `write` and keep reading under the returned guard (other readers get in once it goes, as with
-     * Curator, whose downgrade this is). Completes with `error::not_held` if `write` holds nothing or its
-     * lock was lost. Signature `void(error_code, guard)`.
+     * Curator, whose downgrade this is). Completes with `error::not_held` if `write` is not a write guard
+     * of this lock (of this session and path), holds nothing, or lost its lock. Signature
+     * `void(error_code, guard)`.
      */
     template <class CompletionToken = asio::deferred_t>
     auto acquire_shared(const guard& write, CompletionToken&& token = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, detail::hold_ref w) { detail::async_downgrade(std::move(w), std::move(h)); }, token,
-            hold_of(write));
+            [](auto h, std::shared_ptr<detail::lock_queue> q, detail::hold_ref w) {
+                detail::async_reenter(std::move(q), std::move(w), std::move(h));
+            },
+            token, writers_, hold_of(write));
     }
 
 private:

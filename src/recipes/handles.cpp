@@ -23,6 +23,20 @@ void async_acquire(std::shared_ptr<lock_queue> q, deadline d, handler<guard> h)
 
 void drop_on_executor(std::shared_ptr<lock_queue> q) noexcept { drop_state_on_executor(std::move(q)); }
 
+void async_reenter(std::shared_ptr<lock_queue> q, hold_ref held, handler<guard> h)
+{
+    if (!q || held.state != q) {  // no queue, an empty guard, or another lock's guard
+        complete_without_session(std::move(h), error_code(zklock::error::not_held), guard{});
+        return;
+    }
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), holder = held.holder, h = std::move(h)]() mutable {
+        auto g = q->enter(holder);
+        const error_code ec = g ? error_code{} : error_code(zklock::error::not_held);
+        q->s->post_completion(std::move(h), ec, std::move(g));
+    });
+}
+
 void async_release(std::shared_ptr<lock_base> q, std::uint64_t holder, handler<> h)
 {
     if (!q) {

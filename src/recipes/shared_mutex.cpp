@@ -14,19 +14,4 @@ std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>& s,
     return find_lock_queue(s, (readers ? "read:" : "write:") + path, path, q, refusal);
 }
 
-void async_downgrade(hold_ref write, handler<guard> h)
-{
-    auto q = std::dynamic_pointer_cast<lock_queue>(write.state);
-    if (!q || q->opts.kind != contender_kind::writer) {
-        complete_without_session(std::move(h), error_code(zklock::error::not_held), guard{});
-        return;
-    }
-    auto ex = q->s->ex;
-    asio::dispatch(ex, [q = std::move(q), holder = write.holder, h = std::move(h)]() mutable {
-        auto g = q->enter(holder);
-        const error_code ec = g ? error_code{} : error_code(zklock::error::not_held);
-        q->s->post_completion(std::move(h), ec, std::move(g));
-    });
-}
-
 }  // namespace zklock::detail

@@ -16,6 +16,9 @@ class lock_queue;
 using deadline = std::optional<std::chrono::steady_clock::time_point>;
 void refuse_acquire(boost::system::error_code why, handler<guard>);
 void async_acquire(std::shared_ptr<lock_queue>, deadline, handler<guard>);
+/// A second hold on the node `held` holds, if it is a hold of `q` (re-entry, a writer's downgrade);
+/// else error::not_held. `void(error_code, guard)`.
+void async_reenter(std::shared_ptr<lock_queue> q, hold_ref held, handler<guard> h);
 /// Drops a reference on the session's executor, so that the last one is never dropped elsewhere.
 void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
 
