@@ -283,12 +283,23 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
     });
 }
 
-/// Completes `h` when there is no session to post through (an empty guard, an unarmed watch): through
-/// the system executor, which hands it on to the handler's own executor.
+/// Completes `h` when there is no session to post through (an empty guard, an unarmed watch): off the
+/// caller's stack through the system executor, then onto the handler's own executor. The caller's context
+/// is kept busy (tracked work) until the hand-over, and nothing on the system thread refers to it after:
+/// asio::post(system_executor, handler) would keep a tracking executor there until after the handler has
+/// run, and a program (or test) that then destroys its io_context at once would race with its release.
 template <class... Args>
 void complete_without_session(handler<Args...> h, error_code ec, Args... args)
 {
-    asio::post(asio::system_executor(), asio::append(std::move(h), ec, std::move(args)...));
+    auto work = asio::prefer(asio::get_associated_executor(h), asio::execution::outstanding_work.tracked);
+    asio::post(asio::system_executor(), [h = std::move(h), work = std::move(work), ec, ... a = std::move(args)]() mutable {
+        auto target = asio::get_associated_executor(h);
+        { auto done_with = std::move(work); }  // released before the hand-over, never after
+        asio::dispatch(target, [h = std::move(h), ec, ... b = std::move(a)]() mutable {
+            if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected()) slot.clear();
+            std::move(h)(ec, std::move(b)...);
+        });
+    });
 }
 
 /// Held around every call into the C client (see c_call in c_client.hpp).
