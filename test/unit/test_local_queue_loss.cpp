@@ -1,0 +1,168 @@
+// The coroutines of one session queued behind one node, no server: a lost node, a disconnection, the end
+// of the session, a failed contender, teardown. (Grants and hand-offs: test_local_queue.cpp.) Each event is
+// preceded by observe(connected, end), as the shell (recipes/lock_queue.cpp) does.
+#include "local_queue_fixture.hpp"
+
+using namespace local_queue_test;
+
+BOOST_AUTO_TEST_SUITE(local_queue_tests)
+
+BOOST_FIXTURE_TEST_CASE(loss_while_holding_notifies_listeners, fixture)
+{
+    const auto h = hold_first();
+    BOOST_TEST(at().wait_lost(100, h).empty());
+    auto out = at().on_lost(deleted);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock notify_lost");
+    BOOST_TEST(out[1].id == 100u);
+    BOOST_TEST(out[1].ec == deleted);
+    BOOST_TEST(q.lost(h) == deleted);
+    out = at().wait_lost(101, h);  // a loss already known is told at once
+    BOOST_TEST(kinds(out) == "notify_lost");
+    BOOST_TEST(out[0].ec == deleted);
+    BOOST_TEST(at().enter(h) == 0u);  // no second hold on a lost node
+    out = release(h);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_done release_contender");
+    BOOST_TEST(out[1].ec == deleted);  // the releaser hears the loss
+    BOOST_TEST(!out[2].answer);
+}
+
+BOOST_FIXTURE_TEST_CASE(loss_listeners_of_a_released_holder_are_aborted, fixture)
+{
+    const auto h = hold_first();
+    at().wait_lost(100, h);
+    at().wait_lost(101, h);
+    BOOST_TEST(kinds(at().cancel_lost(101)) == "abort_lost_waiter");
+    BOOST_TEST(at().cancel_lost(101).empty());
+    auto out = release(h);
+    BOOST_TEST(the(out, Q::abort_lost_waiter).id == 100u);
+    BOOST_TEST(kinds(at().wait_lost(102, h)) == "abort_lost_waiter");  // not a holder any more
+}
+
+BOOST_FIXTURE_TEST_CASE(loss_reasons_replace_each_other_in_order, fixture)
+{
+    const auto h = hold_first();
+    at().wait_lost(100, h);
+    auto out = at().on_uncertain();
+    BOOST_TEST(the(out, Q::notify_lost).ec == uncertain);
+    BOOST_TEST(q.lost(h) == uncertain);
+    at().on_lost(deleted);  // a definitive reason replaces "uncertain"
+    BOOST_TEST(q.lost(h) == deleted);
+    BOOST_TEST(at().on_uncertain().empty());  // but not the other way round
+    BOOST_TEST(q.lost(h) == deleted);
+
+    end = expired;  // the server deleted the node because it expired the session
+    connected = false;
+    at().on_session_final(expired);
+    BOOST_TEST(q.lost(h) == expired);
+    out = release(h);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_done");  // the contender went with the session
+    BOOST_TEST(out[1].ec == expired);
+}
+
+BOOST_FIXTURE_TEST_CASE(session_end_replaces_a_deleted_node_for_listeners_too, fixture)
+{
+    const auto h = hold_first();
+    at().on_lost(deleted);
+    at().wait_lost(100, h);  // told at once: deleted
+    end = expired;
+    connected = false;
+    at().on_session_final(expired);
+    BOOST_TEST(q.lost(h) == expired);
+    BOOST_TEST(the(at().wait_lost(101, h), Q::notify_lost).ec == expired);
+}
+
+BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_is_granted_on_reconnect, fixture)
+{
+    acquire(1);
+    connected = false;
+    BOOST_TEST(at().on_acquired().empty());  // the node may already be lost: no grant yet
+    BOOST_TEST(!q.has_holders());
+    connected = true;
+    BOOST_TEST(granted(at().on_connected()) == ids{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_goes_if_lost_or_unwanted, fixture)
+{
+    acquire(1);
+    connected = false;
+    at().on_acquired();
+    connected = true;
+    BOOST_TEST(kinds(at().on_lost(deleted)) == "release_contender start_contender");  // nobody held it: again
+    connected = false;
+    at().on_acquired();
+    BOOST_TEST(kinds(at().cancel(1, timeout)) == "fail_waiter release_contender");  // it would block everyone
+}
+
+BOOST_FIXTURE_TEST_CASE(no_local_handoff_while_disconnected, fixture)
+{
+    const auto h = hold_first();
+    acquire(2);
+    connected = false;
+    BOOST_TEST(kinds(release(h)) == "cancel_loss_clock release_contender start_contender");
+}
+
+BOOST_FIXTURE_TEST_CASE(session_final_fails_every_waiter, fixture)
+{
+    acquire(1);
+    end = zerr::error::session_closed;
+    connected = false;
+    auto out = at().on_session_final(end);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock abandon_contender fail_waiter");
+    BOOST_TEST(out[2].ec == end);
+    remake(false, 10, false);  // and with a holder
+    end = {};
+    connected = true;
+    const auto h = hold_first();
+    acquire(2);
+    acquire(3);
+    end = expired;
+    connected = false;
+    out = at().on_session_final(expired);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock cancel_loss_clock abandon_contender fail_waiter fail_waiter");
+    BOOST_TEST(out[3].id == 2u);
+    BOOST_TEST(out[4].ec == expired);
+    BOOST_TEST(q.waiting() == 0u);
+    BOOST_TEST(q.lost(h) == expired);
+}
+
+BOOST_FIXTURE_TEST_CASE(contender_failure_fails_every_waiter, fixture)
+{
+    acquire(1);
+    acquire(2);
+    auto out = at().on_failed(zerr::error::schema_mismatch);
+    BOOST_TEST(kinds(out) == "forget_contender fail_waiter fail_waiter");
+    BOOST_TEST(out[2].ec == error_code(zerr::error::schema_mismatch));
+    BOOST_TEST(kinds(acquire(3)) == "start_contender");
+}
+
+BOOST_FIXTURE_TEST_CASE(teardown_aborts_everything, fixture)
+{
+    const auto h = hold_first();
+    acquire(2);
+    at().wait_lost(100, h);
+    auto out = at().teardown();
+    BOOST_TEST(kinds(out) == "cancel_loss_clock abandon_contender fail_waiter abort_lost_waiter");
+    BOOST_TEST(out[2].id == 2u);
+    BOOST_TEST(out[2].ec == aborted);
+    BOOST_TEST(out[3].id == 100u);
+}
+
+BOOST_FIXTURE_TEST_CASE(uncertain_without_holders_is_nothing, fixture)
+{
+    acquire(1);
+    BOOST_TEST(at().on_uncertain().empty());
+    BOOST_TEST(at().on_queued().empty());  // a plain waiter stays queued
+}
+
+BOOST_FIXTURE_TEST_CASE(every_holder_of_a_lost_node_hears_the_loss_at_its_release, fixture)
+{
+    remake(true, 10, false);
+    acquire(1);
+    acquire(2);
+    const auto out = at().on_acquired();
+    at().on_lost(deleted);
+    BOOST_TEST(the(release(holder(out, 1)), Q::release_done).ec == deleted);  // not only the last one
+    BOOST_TEST(the(release(holder(out, 2)), Q::release_done).ec == deleted);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
