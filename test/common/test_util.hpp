@@ -56,6 +56,23 @@ inline zklock::session_config config_for(const std::string& hosts)
     return c;
 }
 
+/// Sessions on the shared server (connect() connects them all).
+struct sessions {
+    asio::io_context& ioc;
+    std::vector<std::unique_ptr<zklock::session>> all;
+    sessions(asio::io_context& io, std::size_t n) : ioc(io)
+    {
+        for (std::size_t i = 0; i < n; ++i)
+            all.push_back(std::make_unique<zklock::session>(ioc, config_for(shared_server().connect_string())));
+    }
+    asio::awaitable<void> connect()
+    {
+        for (auto& s : all) co_await s->async_connect(use_awaitable);
+    }
+    zklock::session& operator[](std::size_t i) { return *all[i]; }
+    std::size_t size() const { return all.size(); }
+};
+
 /// A path no other test uses.
 inline std::string unique_path(const std::string& what)
 {

@@ -16,21 +16,6 @@ using test::shared_server;
 using test::use_awaitable;
 using zklock::session;
 
-/// Sessions on the shared server, connected.
-struct sessions {
-    asio::io_context& ioc;
-    std::vector<std::unique_ptr<session>> all;
-    sessions(asio::io_context& io, std::size_t n) : ioc(io)
-    {
-        for (std::size_t i = 0; i < n; ++i)
-            all.push_back(std::make_unique<session>(ioc, config_for(shared_server().connect_string())));
-    }
-    asio::awaitable<void> connect()
-    {
-        for (auto& s : all) co_await s->async_connect(use_awaitable);
-    }
-    session& operator[](std::size_t i) { return *all[i]; }
-    std::size_t size() const { return all.size(); }
-};
+using test::sessions;  // (kept here so that the mutex tests name it as before)
 
 }  // namespace mutex_test

@@ -108,20 +108,6 @@ asio::awaitable<bool> published(const std::unique_ptr<curator>& peer, std::strin
     co_return got == expected;
 }
 
-struct sessions {
-    std::vector<std::unique_ptr<session>> all;
-    sessions(asio::io_context& ioc, std::size_t n)
-    {
-        for (std::size_t i = 0; i < n; ++i)
-            all.push_back(std::make_unique<session>(ioc, config_for(shared_server().connect_string())));
-    }
-    asio::awaitable<void> connect()
-    {
-        for (auto& s : all) co_await s->async_connect(use_awaitable);
-    }
-    session& operator[](std::size_t i) { return *all[i]; }
-};
-
 std::size_t count_with(const std::vector<std::string>& names, const std::string& marker)
 {
     std::size_t n = 0;

@@ -16,20 +16,6 @@ using zklock::session;
 
 namespace {
 
-struct sessions {
-    std::vector<std::unique_ptr<session>> all;
-    sessions(asio::io_context& ioc, std::size_t n)
-    {
-        for (std::size_t i = 0; i < n; ++i)
-            all.push_back(std::make_unique<session>(ioc, config_for(shared_server().connect_string())));
-    }
-    asio::awaitable<void> connect()
-    {
-        for (auto& s : all) co_await s->async_connect(use_awaitable);
-    }
-    session& operator[](std::size_t i) { return *all[i]; }
-};
-
 /// Counts who is inside; throws past the limit, so the test checks it itself.
 struct pool {
     int limit, inside = 0, most = 0, uses = 0;

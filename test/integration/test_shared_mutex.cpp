@@ -16,20 +16,6 @@ using zklock::shared_mutex;
 
 namespace {
 
-struct sessions {
-    std::vector<std::unique_ptr<session>> all;
-    sessions(asio::io_context& ioc, std::size_t n)
-    {
-        for (std::size_t i = 0; i < n; ++i)
-            all.push_back(std::make_unique<session>(ioc, config_for(shared_server().connect_string())));
-    }
-    asio::awaitable<void> connect()
-    {
-        for (auto& s : all) co_await s->async_connect(use_awaitable);
-    }
-    session& operator[](std::size_t i) { return *all[i]; }
-};
-
 /// Who is inside: throws when a writer meets anyone, so the test checks exclusion itself.
 struct room {
     int readers = 0, writers = 0, most_readers = 0, reads = 0, writes = 0;
