@@ -133,7 +133,7 @@ void contender::perform(const contender_action& a)
         break;
     case type::note_permitted: s_->note_permitted(a.path); break;
     case type::schema_found:
-        s_->log->write(log_level::warning, "zklock: refused " + machine_.dir() + ": it holds the nodes of " + a.path);
+        log_schema_refusal(*s_, machine_.dir(), a.path);
         break;
     case type::acquired: case type::waiting: case type::failed: case type::lost: case type::followers_waiting:
     case type::revoke_requested:

@@ -31,8 +31,6 @@ public:
     /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
     void release(handler<> done);
 
-    bool held() const noexcept { return machine_.held(); }
-    bool waiting() const noexcept { return machine_.waiting(); }
     const std::string& node() const noexcept { return machine_.node(); }
     std::int64_t zxid() const noexcept { return machine_.zxid(); }
 

@@ -11,6 +11,8 @@
 
 namespace zklock::detail {
 
+static_assert(revoke_message == revoke_request, "the public revocation message is the one the holders hear");
+
 void refuse_acquire(error_code why, handler<guard> h) { complete_without_session(std::move(h), why, guard{}); }
 
 void async_acquire(std::shared_ptr<lock_queue> q, deadline d, handler<guard> h)

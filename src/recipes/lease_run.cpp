@@ -64,8 +64,7 @@ void lease_run::on_schema(std::uint64_t r, error_code ec, const std::vector<std:
 {
     if (finished_ || r != round_ || ec) return;  // errors show in the other answers
     if (auto foreign = foreign_to_semaphore(names)) {
-        s_->log->write(log_level::warning, "zklock: refused " + path_ + ": it holds the nodes of " +
-                                               std::string(describe(*foreign)));
+        log_schema_refusal(*s_, path_, describe(*foreign));
         return finish(zklock::error::schema_mismatch, {});
     }
     if (auto q = q_.lock()) q->schema_checked = true;

@@ -6,6 +6,8 @@
 
 #include "../session/session_impl.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+
 #include <atomic>
 
 namespace zklock::detail {
@@ -24,7 +26,7 @@ struct pending_release {
 /// The guard's side of a recipe. Every member function runs on the session's executor, except new_id.
 class lock_base {
 public:
-    explicit lock_base(std::shared_ptr<session_impl> session) : s(std::move(session)) {}
+    explicit lock_base(std::shared_ptr<session_impl> session) : s(std::move(session)), loss_clock_(s->ex) {}
     virtual ~lock_base() = default;
     lock_base(const lock_base&) = delete;
     lock_base& operator=(const lock_base&) = delete;
@@ -45,12 +47,76 @@ public:
 
     const std::shared_ptr<session_impl> s;
 
+protected:
+    // The loss clock. ZooKeeper touched the session no earlier than the send time of the newest request
+    // it answered; it cannot expire the session (and let another client in) sooner than the session
+    // timeout after that touch, less the forwarding delay in an ensemble and the keepalive gap
+    // (docs/DESIGN.md, "Loss timing"). The holders are told once loss_grace has passed since that send
+    // time without a newer answer, connected or not: a silent follower looks connected for 2/3 T.
+    /// Whether anybody holds (the clock runs only then).
+    virtual bool has_holders() const = 0;
+    /// The grace ran out: tell every holder ownership_uncertain.
+    virtual void grace_passed() = 0;
+    /// (Re)starts the clock; `self` is this state, held weakly by the timer's handler.
+    void arm_loss_clock(std::weak_ptr<lock_base> self)
+    {
+        if (!has_holders()) return;
+        loss_clock_.expires_at(s->last_answered_send() + s->loss_grace());
+        // Whoever holds when the grace runs out is told, even if the lock changed hands meanwhile.
+        loss_clock_.async_wait([self = std::move(self)](error_code ec) mutable {
+            auto q = self.lock();
+            if (!q || ec || !q->has_holders()) return;
+            if (std::chrono::steady_clock::now() >= q->s->last_answered_send() + q->s->loss_grace())
+                q->grace_passed();
+            else
+                q->arm_loss_clock(std::move(self));  // a newer answer came: count from it
+        });
+    }
+    void cancel_loss_clock() { loss_clock_.cancel(); }
+
 private:
     std::atomic<std::uint64_t> next_id_{1};
+    asio::steady_timer loss_clock_;
 };
 
 /// The error for operations cut short by the session's end in state `st`.
 error_code final_error(session_state st);
+
+/// The session's shared state for `key` ("mutex:/locks/a", ...), made by `make` on first use, so that every
+/// lock object of one session on one path shares it. Null with `refusal` set for a moved-from session, or
+/// when the one there is not `same` (another object of this session on the path with other options).
+template <class State, class Same, class Make>
+std::shared_ptr<State> shared_state_for(const std::shared_ptr<session_impl>& s, const std::string& key, Same same,
+                                        Make make, error_code& refusal)
+{
+    if (!s) {
+        refusal = zklock::error::no_session;
+        return nullptr;
+    }
+    if (auto it = s->recipes.find(key); it != s->recipes.end())
+        if (auto existing = std::static_pointer_cast<State>(it->second.lock())) {
+            if (same(*existing)) return existing;
+            refusal = zklock::error::conflicting_options;
+            return nullptr;
+        }
+    std::shared_ptr<State> made = make();  // may add other keys (a semaphore's internal lock): look up again
+    if (!made) return nullptr;
+    made->subscribe();
+    s->recipes[key] = made;
+    return made;
+}
+
+/// Forgets `key`'s shared state in the session (its destructor calls this), unless a newer one took it.
+inline void forget_shared_state(session_impl& s, const std::string& key)
+{
+    if (auto it = s.recipes.find(key); it != s.recipes.end() && it->second.expired()) s.recipes.erase(it);
+}
+
+/// Says in the session's log why a lock path was refused with error::schema_mismatch.
+inline void log_schema_refusal(const session_impl& s, const std::string& path, std::string_view found)
+{
+    s.log->write(log_level::warning, "zklock: refused " + path + ": it holds the nodes of " + std::string(found));
+}
 
 /// Deletes a node, again after a reconnect if the connection was lost, until ZooKeeper confirms it is gone
 /// (or the session ends, which removes an ephemeral node anyway). `done` may be empty.

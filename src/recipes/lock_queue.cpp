@@ -8,7 +8,7 @@ using type = queue_action::type;
 lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
                        lock_queue_options o)
     : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
-      machine_(opts.queue), grace_(s->ex)
+      machine_(opts.queue)
 {
 }
 
@@ -27,7 +27,7 @@ void lock_queue::subscribe()
 lock_queue::~lock_queue()
 {
     // Forget this path in the session, unless a newer queue took the slot meanwhile.
-    if (auto it = s->recipes.find(key); it != s->recipes.end() && it->second.expired()) s->recipes.erase(it);
+    forget_shared_state(*s, key);
     s->unsubscribe(listener_);
     perform(machine_.teardown(), nullptr);
 }
@@ -190,49 +190,23 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
                                                      : error_code(asio::error::operation_aborted));
             }
             break;
-        case type::arm_loss_clock: arm_loss_clock(); break;
-        case type::cancel_loss_clock: grace_.cancel(); break;
+        case type::arm_loss_clock: arm_loss_clock(weak_from_this()); break;
+        case type::cancel_loss_clock: cancel_loss_clock(); break;
         }
     }
 }
 
-// The loss clock. ZooKeeper touched the session no earlier than the send time of the newest request it
-// answered; it cannot expire the session (and let another client in) sooner than the session timeout
-// after that touch, less the forwarding delay in an ensemble and the keepalive gap (docs/DESIGN.md,
-// "Loss timing"). The holders are told ownership_uncertain once loss_grace has passed since that send
-// time without a newer answer, connected or not: a silent follower looks connected for 2/3 T.
-void lock_queue::arm_loss_clock()
+void lock_queue::grace_passed()
 {
-    if (!machine_.has_holders()) return;
-    grace_.expires_at(s->last_answered_send() + s->loss_grace());
-    // Whoever holds the lock when the grace runs out is told, even if it changed hands meanwhile.
-    grace_.async_wait([q = weak_from_this()](error_code ec) {
-        auto self = q.lock();
-        if (!self || ec || !self->machine_.has_holders()) return;
-        if (std::chrono::steady_clock::now() >= self->s->last_answered_send() + self->s->loss_grace())
-            self->step([](local_queue& m) { return m.on_uncertain(); });
-        else
-            self->arm_loss_clock();  // a newer answer came: count from it
-    });
+    step([](local_queue& m) { return m.on_uncertain(); });
 }
 
 std::shared_ptr<lock_queue> find_lock_queue(const std::shared_ptr<session_impl>& s, const std::string& key,
                                             const std::string& path, const lock_queue_options& o, error_code& refusal)
 {
-    if (!s) {
-        refusal = zklock::error::no_session;
-        return nullptr;
-    }
-    auto& slot = s->recipes[key];
-    if (auto existing = std::static_pointer_cast<lock_queue>(slot.lock())) {
-        if (existing->opts == o) return existing;
-        refusal = zklock::error::conflicting_options;
-        return nullptr;
-    }
-    auto q = std::make_shared<lock_queue>(s, key, path, o);
-    q->subscribe();
-    slot = q;
-    return q;
+    return shared_state_for<lock_queue>(
+        s, key, [&](const lock_queue& q) { return q.opts == o; },
+        [&] { return std::make_shared<lock_queue>(s, key, path, o); }, refusal);
 }
 
 }  // namespace zklock::detail

@@ -44,6 +44,12 @@ public:
 
     void on_contender(const contender* c, const contender_action& report) override;
 
+protected:
+    bool has_holders() const override { return machine_.has_holders(); }
+    void grace_passed() override;
+
+public:
+
     const std::string key, path;
     const lock_queue_options opts;
 
@@ -57,7 +63,6 @@ private:
     void step(Event event, const std::shared_ptr<pending_release>& done = nullptr);
     void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done);
     void complete_waiter(std::uint64_t id, error_code ec, guard g);
-    void arm_loss_clock();
     std::shared_ptr<contender> drop_contender();
 
     local_queue machine_;
@@ -65,7 +70,6 @@ private:
     std::map<std::uint64_t, handler<error_code>> lost_waiters_;
     std::map<std::uint64_t, handler<>> revoke_waiters_;
     std::shared_ptr<contender> current_;
-    asio::steady_timer grace_;  // the loss clock: ownership uncertain without a fresh answer
     std::uint64_t listener_ = 0;
 };
 

@@ -7,7 +7,7 @@ namespace zklock::detail {
 semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::string p, std::size_t max,
                                  semaphore_options o, std::shared_ptr<lock_queue> lock)
     : lock_base(std::move(session)), path(std::move(p)), max_leases(max), opts(std::move(o)),
-      internal_lock(std::move(lock)), grace_(s->ex)
+      internal_lock(std::move(lock))
 {
 }
 
@@ -30,8 +30,7 @@ void semaphore_queue::subscribe()
 
 semaphore_queue::~semaphore_queue()
 {
-    if (auto it = s->recipes.find("semaphore:" + path); it != s->recipes.end() && it->second.expired())
-        s->recipes.erase(it);
+    forget_shared_state(*s, "semaphore:" + path);
     s->unsubscribe(listener_);
     end_run();
     for (auto& [holder, l] : held_) delete_node(s, l.lease.node, {});
@@ -137,7 +136,7 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
     }
     complete(id, {}, std::move(guards));
     update_keepalive();
-    arm_loss_clock();
+    arm_loss_clock(weak_from_this());
 }
 
 void semaphore_queue::update_keepalive()
@@ -163,7 +162,7 @@ void semaphore_queue::watch_lease(std::uint64_t holder)
             return;
         }
         if (ec) return;
-        if (data == "__REVOKE__") self->revoked(holder);  // Curator's Revoker writes it into the node
+        if (data == revoke_request) self->revoked(holder);  // Curator's Revoker writes it into the node
         self->held_.at(holder).own->async_wait([w, holder](error_code wec, watch_event ev) {
             auto q = w.lock();
             if (!q || wec || !q->held_.count(holder)) return;
@@ -177,12 +176,8 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
 {
     auto it = held_.find(holder);
     if (it == held_.end()) return;
-    auto& lost = it->second.lost;
-    const bool session_end = why == zklock::error::session_expired || why == zklock::error::session_closed;
-    if (lost && !(lost == zklock::error::ownership_uncertain && why != lost) &&
-        !(lost == zklock::error::lock_node_deleted && session_end))
-        return;
-    lost = why;
+    if (!loss_replaces(it->second.lost, why)) return;
+    it->second.lost = why;
     for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
         if (lw->second.first != holder) {
             ++lw;
@@ -204,7 +199,7 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
     held_.erase(it);
     drop_listeners(holder);
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
-    if (held_.empty()) grace_.cancel();
+    if (held_.empty()) cancel_loss_clock();
     update_keepalive();
     // Cohort hand-off: the lease passes to a waiter here that wants one, on a live connection: the first
     // one whose own run is not under way (that run goes on, and may add a lease), else the running one.
@@ -305,21 +300,12 @@ error_code semaphore_queue::lost(std::uint64_t holder) const
     return it->second.lost;
 }
 
-// The loss clock, as for the locks (lock_queue.cpp): every lease is told ownership_uncertain once the
-// grace has passed since the newest answered request's send time.
-void semaphore_queue::arm_loss_clock()
+// The loss clock (lock_base) ran out: every lease is told.
+void semaphore_queue::grace_passed()
 {
-    if (held_.empty()) return;
-    grace_.expires_at(s->last_answered_send() + s->loss_grace());
-    grace_.async_wait([q = weak_from_this()](error_code ec) {
-        auto self = q.lock();
-        if (!self || ec || self->held_.empty()) return;
-        if (std::chrono::steady_clock::now() < self->s->last_answered_send() + self->s->loss_grace())
-            return self->arm_loss_clock();
-        std::vector<std::uint64_t> holders;
-        for (auto& [h, l] : self->held_) holders.push_back(h);
-        for (auto h : holders) self->lose(h, zklock::error::ownership_uncertain);
-    });
+    std::vector<std::uint64_t> holders;
+    for (auto& [h, l] : held_) holders.push_back(h);
+    for (auto h : holders) lose(h, zklock::error::ownership_uncertain);
 }
 
 // --- Entry points (see handles.cpp for the pattern) --------------------------------------------------
@@ -327,28 +313,19 @@ std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<sessi
                                                      std::size_t max_leases, const semaphore_options& o,
                                                      error_code& refusal)
 {
-    if (!s) {
-        refusal = zklock::error::no_session;
-        return nullptr;
-    }
-    if (max_leases == 0) {
+    if (s && max_leases == 0) {
         refusal = zklock::error::invalid_lease_count;
         return nullptr;
     }
-    auto& slot = s->recipes["semaphore:" + path];
-    if (auto existing = std::static_pointer_cast<semaphore_queue>(slot.lock())) {
-        if (existing->opts == o && existing->max_leases == max_leases) return existing;
-        refusal = zklock::error::conflicting_options;
-        return nullptr;
-    }
-    // The internal lock only ever has one coroutine of this session (the run's): no hand-off.
-    auto lock = find_lock_queue(s, "semaphore-lock:" + path, path + "/locks",
-                                {contender_kind::exclusive, {false, 0, false}, o.acl}, refusal);
-    if (!lock) return nullptr;
-    auto q = std::make_shared<semaphore_queue>(s, path, max_leases, o, std::move(lock));
-    q->subscribe();
-    slot = q;
-    return q;
+    auto same = [&](const semaphore_queue& q) { return q.opts == o && q.max_leases == max_leases; };
+    auto make = [&]() -> std::shared_ptr<semaphore_queue> {
+        // The internal lock only ever has one coroutine of this session (the run's): no hand-off.
+        auto lock = find_lock_queue(s, "semaphore-lock:" + path, path + "/locks",
+                                    {contender_kind::exclusive, {false, 0, false}, o.acl}, refusal);
+        if (!lock) return nullptr;
+        return std::make_shared<semaphore_queue>(s, path, max_leases, o, std::move(lock));
+    };
+    return shared_state_for<semaphore_queue>(s, "semaphore:" + path, same, make, refusal);
 }
 
 namespace {

@@ -41,6 +41,12 @@ public:
     /// From the current run: its leases, or why it failed (a retryable error: try again once connected).
     void on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases);
 
+protected:
+    bool has_holders() const override { return !held_.empty(); }
+    void grace_passed() override;
+
+public:
+
     const std::string path;
     const std::size_t max_leases;
     const semaphore_options opts;
@@ -68,7 +74,6 @@ private:
     void watch_lease(std::uint64_t holder);
     void lose(std::uint64_t holder, error_code why);
     void end_run();
-    void arm_loss_clock();
     /// Held leases need the session's keepalive (their loss clock counts from the newest answer).
     void update_keepalive();
     bool keepalive_ = false;
@@ -83,7 +88,6 @@ private:
     std::uint64_t run_for_ = 0;
     std::size_t handoffs_ = 0;  // local hand-offs in a row
     std::uint64_t holder_gen_ = 0;
-    asio::steady_timer grace_;
     std::uint64_t listener_ = 0;
 };
 

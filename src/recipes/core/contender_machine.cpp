@@ -11,9 +11,6 @@ namespace zklock::detail {
 
 using type = contender_action::type;
 
-// What Curator's Revoker.attemptRevoke writes into a holder's node.
-constexpr std::string_view revoke_request = "__REVOKE__";
-
 contender_machine::contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted,
                                      bool watch_followers)
     : dir_(std::move(dir)), prefix_(std::move(prefix)), kind_(kind), permitted_(permitted),

@@ -275,14 +275,16 @@ local_queue::actions local_queue::on_followers_waiting()
     return out;
 }
 
-// A definitive reason replaces "uncertain", and the session's end replaces the deletion of our node that
-// the server made when it expired the session; otherwise the first reason stands.
+bool loss_replaces(error_code current, error_code next) noexcept
+{
+    const bool session_end = next == zklock::error::session_expired || next == zklock::error::session_closed;
+    return !current || (current == zklock::error::ownership_uncertain && next != current) ||
+           (current == zklock::error::lock_node_deleted && session_end);
+}
+
 void local_queue::report_lost(actions& out, error_code ec)
 {
-    const bool session_end = ec == zklock::error::session_expired || ec == zklock::error::session_closed;
-    if (lost_reason_ && !(lost_reason_ == zklock::error::ownership_uncertain && ec != lost_reason_) &&
-        !(lost_reason_ == zklock::error::lock_node_deleted && session_end))
-        return;
+    if (!loss_replaces(lost_reason_, ec)) return;
     lost_reason_ = ec;
     out.push_back({.what = type::cancel_loss_clock});
     for (const auto& [id, holder] : lost_waiters_) out.push_back({.what = type::notify_lost, .id = id, .ec = ec});

@@ -19,6 +19,11 @@ namespace zklock::detail {
 
 using boost::system::error_code;
 
+/// Whether a loss reason `next` replaces the one already reported (`current`, empty if none): a definitive
+/// reason replaces "ownership uncertain", and the session's end replaces the deletion of our node that
+/// the server made when it expired the session; otherwise the first reason stands.
+bool loss_replaces(error_code current, error_code next) noexcept;
+
 struct queue_action {
     enum class type {
         grant,              ///< waiter `id` holds the lock as `holder`; `seq`: grants on this node before it
