@@ -17,6 +17,7 @@
 #include <functional>
 #include <ostream>
 #include <sstream>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -55,6 +56,16 @@ inline zklock::session_config config_for(const std::string& hosts)
     }
     return c;
 }
+
+/// Runs the coroutine `fn()` on `ex` and waits for it from this thread, which must not be one of ex's.
+template <class Executor, class Fn>
+auto on(const Executor& ex, Fn fn)
+{
+    return asio::co_spawn(ex, fn(), asio::use_future).get();
+}
+
+/// Lets the executor run whatever else is ready, then resumes.
+inline asio::awaitable<void> yield() { co_await asio::post(co_await asio::this_coro::executor, use_awaitable); }
 
 /// Sessions on the shared server (connect() connects them all).
 struct sessions {

@@ -1,6 +1,7 @@
 // zklock, Apache Curator and kazoo queue for the same lock on the same path.
 #define BOOST_TEST_MODULE zklock interop
 #include "test_util.hpp"
+#include "interop_util.hpp"
 
 #include <zklock/revoke.hpp>
 #include "process_util.hpp"
@@ -11,13 +12,7 @@ using zklock::session;
 
 namespace {
 
-const std::string curator_classpath =
-    "/usr/share/java/curator-framework.jar:/usr/share/java/curator-client.jar:/usr/share/java/curator-recipes.jar:"
-    "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/guava.jar:"
-    "/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar:/usr/share/java/netty-handler.jar:"
-    "/usr/share/java/netty-common.jar:/usr/share/java/netty-transport.jar:/usr/share/java/netty-buffer.jar:"
-    "/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:"
-    "/usr/share/java/netty-transport-native-epoll.jar:/usr/share/java/netty-transport-native-unix-common.jar";
+using interop::curator_classpath;
 
 /// A peer client (Curator or kazoo) running one of the scripts in test/interop.
 std::vector<std::string> peer(const std::string& which, const std::string& path, const std::string& mode,

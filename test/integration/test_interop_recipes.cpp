@@ -4,6 +4,7 @@
 // temporary directory: it publishes "held" or "result", and waits for "release".
 #define BOOST_TEST_MODULE zklock interop recipes
 #include "test_util.hpp"
+#include "interop_util.hpp"
 #include "process_util.hpp"
 
 #include <zklock/semaphore.hpp>
@@ -20,13 +21,7 @@ using zklock::shared_mutex;
 
 namespace {
 
-const std::string curator_classpath =
-    "/usr/share/java/curator-framework.jar:/usr/share/java/curator-client.jar:/usr/share/java/curator-recipes.jar:"
-    "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/guava.jar:"
-    "/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar:/usr/share/java/netty-handler.jar:"
-    "/usr/share/java/netty-common.jar:/usr/share/java/netty-transport.jar:/usr/share/java/netty-buffer.jar:"
-    "/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:"
-    "/usr/share/java/netty-transport-native-epoll.jar:/usr/share/java/netty-transport-native-unix-common.jar";
+using interop::curator_classpath;
 
 /// Java starts slowly (a second or two, more on a busy machine): every wait on a Curator peer is long.
 constexpr auto peer_limit = 60s;

@@ -15,13 +15,6 @@ using zklock::session;
 
 namespace {
 
-/// Runs `fn` on `ex` and waits for it from this (non-io) thread.
-template <class Executor, class Fn>
-auto on(const Executor& ex, Fn fn)
-{
-    return asio::co_spawn(ex, fn(), asio::use_future).get();
-}
-
 struct counters {
     std::atomic<int> inside{0}, violations{0}, sections{0}, cancelled{0}, timeouts{0}, errors{0};
 };
@@ -33,8 +26,6 @@ void enter(counters& c)
     ++c.sections;
 }
 void leave(counters& c) { c.inside.fetch_sub(1); }
-
-asio::awaitable<void> yield() { co_await asio::post(co_await asio::this_coro::executor, use_awaitable); }
 
 asio::awaitable<void> connection(mutex m, counters& c, int id, int iterations)
 {

@@ -20,12 +20,6 @@ using zklock::session;
 
 namespace {
 
-template <class Executor, class Fn>
-auto on(const Executor& ex, Fn fn)
-{
-    return asio::co_spawn(ex, fn(), asio::use_future).get();
-}
-
 /// Who is inside, from any thread: readers, writers and lease holders.
 struct room {
     int leases;
@@ -47,8 +41,6 @@ auto acquire(const lock_item& l, zklock::detail::deadline d, Token&& token)
     return asio::async_initiate<Token, void(zklock::error_code, guard)>(
         [&l](auto h, zklock::detail::deadline dl) { l.start(dl, std::move(h)); }, token, d);
 }
-
-asio::awaitable<void> yield() { co_await asio::post(co_await asio::this_coro::executor, use_awaitable); }
 
 asio::awaitable<void> connection(lock_item item, int kind, room& r, int id, int iterations)
 {

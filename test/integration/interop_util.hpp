@@ -1,0 +1,17 @@
+// What the interop tests share: where Debian's Curator 5.4 and its dependencies are.
+#pragma once
+
+#include <string>
+
+namespace interop {
+
+/// The class path of Debian's libcurator-recipes-java and what it needs, for the single-file Java peers.
+inline const std::string curator_classpath =
+    "/usr/share/java/curator-framework.jar:/usr/share/java/curator-client.jar:/usr/share/java/curator-recipes.jar:"
+    "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/guava.jar:"
+    "/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar:/usr/share/java/netty-handler.jar:"
+    "/usr/share/java/netty-common.jar:/usr/share/java/netty-transport.jar:/usr/share/java/netty-buffer.jar:"
+    "/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:"
+    "/usr/share/java/netty-transport-native-epoll.jar:/usr/share/java/netty-transport-native-unix-common.jar";
+
+}  // namespace interop
