@@ -43,6 +43,10 @@ struct session_config {
     /// the holder is told at T/2 (docs/DESIGN.md, "Loss timing"). Like ZooKeeper's own sessions this
     /// assumes clocks that run at about the same rate; fencing tokens need no such assumption.
     std::optional<std::chrono::milliseconds> loss_grace{};
+    /// Who this session is, written into every lock node it makes (the first line of the node's data),
+    /// so that `async_participants` and `zklock ls` can say who holds and who waits. Empty: "hostname:pid".
+    /// Anything after a newline is dropped.
+    std::string owner{};
     /// Added with zoo_add_auth right after the handle is created.
     std::vector<credential> credentials{};
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).

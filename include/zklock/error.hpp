@@ -31,6 +31,8 @@ enum class error {
     no_read_permission,    ///< ... does not let it list the contenders
     schema_mismatch,       ///< the lock path holds another recipe's nodes (the session's log names it)
     invalid_lease_count,   ///< a semaphore asked for 0 leases, or more than it has
+    lease_expired,         ///< the hold's lease (its hold-time limit) ran out: the library released it
+    invalid_lease,         ///< a lease of zero or negative length
 };
 
 const boost::system::error_category& zklock_category() noexcept;

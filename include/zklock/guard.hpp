@@ -3,6 +3,7 @@
 
 #include <zklock/detail/handler.hpp>
 #include <zklock/fencing_token.hpp>
+#include <zklock/lease.hpp>
 #include <zklock/multi.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -23,6 +24,7 @@ void async_release(std::shared_ptr<lock_base>, std::uint64_t holder, handler<>);
 void async_wait_lost(std::shared_ptr<lock_base>, std::uint64_t holder, handler<boost::system::error_code>);
 void release_detached(std::shared_ptr<lock_base>, std::uint64_t holder) noexcept;
 void async_wait_revoked(std::shared_ptr<lock_base>, std::uint64_t holder, handler<>);
+void async_extend_lease(std::shared_ptr<lock_base>, std::uint64_t holder, std::chrono::steady_clock::duration, handler<>);
 boost::system::error_code lost_reason(const std::shared_ptr<lock_base>&, std::uint64_t holder) noexcept;
 /// A guard's share of its lock, for operations that start from a held lock (a downgrade).
 struct hold_ref {
@@ -82,7 +84,8 @@ public:
     fencing_token token() const noexcept { return token_; }
 
     /// Empty while the lock is held; otherwise why it was lost (`error::session_expired`,
-    /// `error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_closed`).
+    /// `error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_closed`,
+    /// `error::lease_expired`).
     /// On the session's executor only (async_wait_lost is the way from elsewhere).
     boost::system::error_code lost() const noexcept
     {
@@ -130,6 +133,26 @@ public:
                 detail::async_wait_revoked(std::move(q), holder, std::move(h));
             },
             token, queue_, holder_);
+    }
+
+    /**
+     * Moves the end of this hold's lease to `length` from now (Redisson's watchdog, made explicit), or
+     * gives the hold a lease if it was acquired without one; the lock node's data shows the new deadline.
+     * Completes with success, or: the loss reason when the lock was lost (`error::lease_expired` when the
+     * lease ran out first: too late to extend), `error::not_held` on an empty or released guard,
+     * `error::invalid_lease` for a zero or negative `length`. Signature `void(error_code)`.
+     *
+     * Executor, cancellation, thread safety: as for `release` (the new end applies once on the session's
+     * executor; cancelling the wait does not undo it).
+     */
+    template <class Rep, class Period, class CompletionToken = boost::asio::deferred_t>
+    auto async_extend_lease(std::chrono::duration<Rep, Period> length, CompletionToken&& token = {})
+    {
+        return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
+            [](auto h, std::shared_ptr<detail::lock_base> q, std::uint64_t holder, lease l) {
+                detail::async_extend_lease(std::move(q), holder, l.length, std::move(h));
+            },
+            token, queue_, holder_, lease(length));
     }
 
     /**

@@ -4,6 +4,7 @@
 #include <zklock/acl.hpp>
 #include <zklock/detail/acquire.hpp>
 #include <zklock/guard.hpp>
+#include <zklock/lease.hpp>
 #include <zklock/session.hpp>
 
 #include <chrono>
@@ -96,26 +97,52 @@ public:
     /// Waits at most `timeout` (zero: one look, as try_acquire; a timeout too long for the clock, such
     /// as seconds::max(): no deadline). Completion `void(error_code, guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
         return initiate(detail::deadline_after(timeout), token);
     }
 
+    /// As above, holding at most for `l` once acquired (see zklock::lease): when it runs out the lock
+    /// is released by zklock and the guard's loss signal says `error::lease_expired`. A lease of zero or
+    /// less completes with `error::invalid_lease`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire(std::chrono::duration<Rep, Period> timeout, lease l, CompletionToken&& token = {})
+    {
+        return initiate(detail::deadline_after(timeout), token, l.length);
+    }
+
     /// Waits until acquired, failed or cancelled. Completion `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value &&
-                 !std::is_same_v<std::decay_t<CompletionToken>, guard>)
+                 !std::is_same_v<std::decay_t<CompletionToken>, guard> &&
+                 !std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(CompletionToken&& token = {})
     {
         return initiate(detail::deadline{}, token);
     }
 
+    /// Waits with no deadline, holding at most for `l` once acquired. Completion `void(error_code, guard)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire(lease l, CompletionToken&& token = {})
+    {
+        return initiate(detail::deadline{}, token, l.length);
+    }
+
     /// Waits until `deadline` on the steady clock (one deadline for several steps, as multi_lock uses).
     /// Completion `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire_until(std::chrono::steady_clock::time_point deadline, CompletionToken&& token = {})
     {
         return initiate(deadline, token);
+    }
+
+    /// Waits until `deadline`, holding at most for `l` once acquired. Completion `void(error_code, guard)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto acquire_until(std::chrono::steady_clock::time_point deadline, lease l, CompletionToken&& token = {})
+    {
+        return initiate(deadline, token, l.length);
     }
 
     /**
@@ -144,9 +171,9 @@ public:
 
 private:
     template <class CompletionToken>
-    auto initiate(detail::deadline d, CompletionToken& token)
+    auto initiate(detail::deadline d, CompletionToken& token, detail::lease_length l = {})
     {
-        return detail::initiate_acquire(token, queue_, refusal_, d);
+        return detail::initiate_acquire(token, queue_, refusal_, d, l);
     }
 
     std::string path_;

@@ -25,8 +25,9 @@ class semaphore_queue;
 std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<session_impl>&, const std::string& path,
                                                      std::size_t max_leases, const semaphore_options&,
                                                      error_code& refusal);
-void async_acquire_leases(std::shared_ptr<semaphore_queue>, std::size_t n, deadline, handler<std::vector<guard>>);
-void async_acquire_lease(std::shared_ptr<semaphore_queue>, deadline, handler<guard>);
+void async_acquire_leases(std::shared_ptr<semaphore_queue>, std::size_t n, deadline, lease_length,
+                          handler<std::vector<guard>>);
+void async_acquire_lease(std::shared_ptr<semaphore_queue>, deadline, lease_length, handler<guard>);
 void refuse_leases(error_code why, handler<std::vector<guard>>);
 void drop_on_executor(std::shared_ptr<semaphore_queue>) noexcept;
 }  // namespace detail
@@ -84,9 +85,17 @@ public:
 
     /// One lease, waiting at most `timeout` (zero: one look). Completion `void(error_code, guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
         return initiate_one(detail::deadline_after(timeout), token);
+    }
+    /// One lease, held at most for `l` once acquired (see zklock::lease and mutex::acquire): when it
+    /// runs out the lease goes back to the pool. Completion `void(error_code, guard)`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire(std::chrono::duration<Rep, Period> timeout, lease l, CompletionToken&& token = {})
+    {
+        return initiate_one(detail::deadline_after(timeout), token, l.length);
     }
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
@@ -109,32 +118,40 @@ public:
 
     /// `n` leases, all or none, waiting at most `timeout`. Completion `void(error_code, std::vector<guard>)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire_many(std::size_t n, std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
         return initiate_many(n, detail::deadline_after(timeout), token);
     }
+    /// `n` leases, all or none, each held at most for `l` once acquired.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire_many(std::size_t n, std::chrono::duration<Rep, Period> timeout, lease l, CompletionToken&& token = {})
+    {
+        return initiate_many(n, detail::deadline_after(timeout), token, l.length);
+    }
 
 private:
     template <class CompletionToken>
-    auto initiate_many(std::size_t n, detail::deadline d, CompletionToken& token)
+    auto initiate_many(std::size_t n, detail::deadline d, CompletionToken& token, detail::lease_length l = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, std::vector<guard>)>(
             [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, std::size_t count,
-               detail::deadline dl) {
-                if (q) detail::async_acquire_leases(std::move(q), count, dl, std::move(h));
+               detail::deadline dl, detail::lease_length ll) {
+                if (q) detail::async_acquire_leases(std::move(q), count, dl, ll, std::move(h));
                 else detail::refuse_leases(refusal, std::move(h));
             },
-            token, queue_, refusal_, n, d);
+            token, queue_, refusal_, n, d, l);
     }
     template <class CompletionToken>
-    auto initiate_one(detail::deadline d, CompletionToken& token)
+    auto initiate_one(detail::deadline d, CompletionToken& token, detail::lease_length l = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, detail::deadline dl) {
-                if (q) detail::async_acquire_lease(std::move(q), dl, std::move(h));
+            [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, detail::deadline dl,
+               detail::lease_length ll) {
+                if (q) detail::async_acquire_lease(std::move(q), dl, ll, std::move(h));
                 else detail::refuse_acquire(refusal, std::move(h));
             },
-            token, queue_, refusal_, d);
+            token, queue_, refusal_, d, l);
     }
 
     std::string path_;

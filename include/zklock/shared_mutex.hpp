@@ -62,9 +62,16 @@ public:
 
     /// The write side: exclusive. Waits at most `timeout` (zero: one look). `void(error_code, guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
         return detail::initiate_acquire(token, writers_, write_refusal_, detail::deadline_after(timeout));
+    }
+    /// The write side, held at most for `l` once acquired (see zklock::lease and mutex::acquire).
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire(std::chrono::duration<Rep, Period> timeout, lease l, CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, writers_, write_refusal_, detail::deadline_after(timeout), l.length);
     }
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
@@ -93,9 +100,16 @@ public:
 
     /// The read side: shared with other readers, never with a writer. `void(error_code, guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire_shared(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
         return detail::initiate_acquire(token, readers_, read_refusal_, detail::deadline_after(timeout));
+    }
+    /// The read side, held at most for `l` once acquired (see zklock::lease and mutex::acquire).
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire_shared(std::chrono::duration<Rep, Period> timeout, lease l, CompletionToken&& token = {})
+    {
+        return detail::initiate_acquire(token, readers_, read_refusal_, detail::deadline_after(timeout), l.length);
     }
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value && !std::is_same_v<std::decay_t<CompletionToken>, guard>)

@@ -5,6 +5,7 @@
 #include <zklock/multi_lock.hpp>
 #include <zklock/revoke.hpp>
 #include <zklock/mutex.hpp>
+#include <zklock/participants.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>

@@ -2,6 +2,8 @@
 // and go straight into the machine; its new actions are performed in order.
 #include "contender.hpp"
 
+#include "core/node_data.hpp"
+
 #include <zklock/detail/sequence.hpp>
 
 namespace zklock::detail {
@@ -77,7 +79,7 @@ void contender::perform(const contender_action& a)
     const auto r = a.round;
     switch (a.what) {
     case type::create_node:
-        s_->create(op::create{a.path, "", create_mode::ephemeral_sequential, acl_},
+        s_->create(op::create{a.path, encode_node_data(s_->cfg.owner, std::nullopt), create_mode::ephemeral_sequential, acl_},
                    [self, r](error_code ec, std::string path, stat st) {
                        self->perform(self->machine_.on_created(r, ec, path, st.czxid));
                    });

@@ -15,12 +15,14 @@ static_assert(revoke_message == revoke_request, "the public revocation message i
 
 void refuse_acquire(error_code why, handler<guard> h) { complete_without_session(std::move(h), why, guard{}); }
 
-void async_acquire(std::shared_ptr<lock_queue> q, deadline d, handler<guard> h)
+void async_acquire(std::shared_ptr<lock_queue> q, deadline d, lease_length lease, handler<guard> h)
 {
     const auto id = q->new_id();
     bind_cancellation(h, q, [id](lock_queue& self) { self.cancel_waiter(id, asio::error::operation_aborted); });
     auto ex = q->s->ex;
-    asio::dispatch(ex, [q = std::move(q), id, d, h = std::move(h)]() mutable { q->acquire(id, d, std::move(h)); });
+    asio::dispatch(ex, [q = std::move(q), id, d, lease, h = std::move(h)]() mutable {
+        q->acquire(id, d, lease, std::move(h));
+    });
 }
 
 void drop_on_executor(std::shared_ptr<lock_queue> q) noexcept { drop_state_on_executor(std::move(q)); }
@@ -85,6 +87,17 @@ void async_wait_revoked(std::shared_ptr<lock_base> q, std::uint64_t holder, hand
     auto ex = q->s->ex;
     asio::dispatch(ex, [q = std::move(q), id, holder, h = std::move(h)]() mutable {
         q->wait_revoked(id, holder, std::move(h));
+    });
+}
+
+void async_extend_lease(std::shared_ptr<lock_base> q, std::uint64_t holder, std::chrono::steady_clock::duration length,
+                        handler<> h)
+{
+    if (!q) return complete_without_session(std::move(h), error_code(zklock::error::not_held));
+    if (length <= length.zero()) return complete_without_session(std::move(h), error_code(zklock::error::invalid_lease));
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), holder, length, h = std::move(h)]() mutable {
+        q->extend_lease(holder, length, std::move(h));
     });
 }
 
@@ -180,7 +193,8 @@ void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops,
     asio::dispatch(ex, [s, holds = std::move(holds), ops = std::move(ops), h = std::move(h)]() mutable {
         std::vector<multi_op> all;
         for (const auto& hr : holds) {
-            error_code why = hr.state->holds(hr.holder) ? hr.state->lost(hr.holder) : error_code(zklock::error::not_held);
+            error_code why = hr.state->lost(hr.holder);
+            if (!why && !hr.state->holds(hr.holder)) why = zklock::error::not_held;
             if (why && why != zklock::error::ownership_uncertain)  // uncertain: the server decides
                 return s->post_completion(std::move(h), why, std::vector<multi_result>{});
             all.emplace_back(op::check{hr.node, -1});

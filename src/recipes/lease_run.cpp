@@ -1,6 +1,8 @@
 // The semaphore's protocol, one run per waiter at a time.
 #include "lease_run.hpp"
 
+#include "core/node_data.hpp"
+
 #include <zklock/detail/sequence.hpp>
 
 namespace zklock::detail {
@@ -16,7 +18,7 @@ void lease_run::start()
     auto q = q_.lock();
     if (!q) return;
     lock_waiter_ = q->internal_lock->new_id();
-    q->internal_lock->acquire(lock_waiter_, d_, [self = shared_from_this()](error_code ec, guard g) {
+    q->internal_lock->acquire(lock_waiter_, d_, std::nullopt, [self = shared_from_this()](error_code ec, guard g) {
         self->on_locked(ec, std::move(g));
     });
 }
@@ -53,7 +55,8 @@ void lease_run::create_leases()
         });
     created_.assign(n_, lease_node{});
     for (std::size_t i = 0; i < n_; ++i)
-        s_->create(op::create{leases_dir_ + "/" + prefix_, "", create_mode::ephemeral_sequential, acl_},
+        s_->create(op::create{leases_dir_ + "/" + prefix_, encode_node_data(s_->cfg.owner, std::nullopt),
+                              create_mode::ephemeral_sequential, acl_},
                    [self, r, i](error_code ec, std::string p, stat st) { self->on_created(r, i, ec, p, st); });
     s_->get_children(leases_dir_, &leases_watch_, [self, r](error_code ec, std::vector<std::string> names, stat) {
         self->on_listed(r, ec, names);

@@ -9,6 +9,8 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <map>
+#include <optional>
 
 namespace zklock::detail {
 
@@ -45,9 +47,49 @@ public:
     virtual void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) = 0;
     virtual void cancel_revoked(std::uint64_t id) = 0;
 
+    /// Moves `holder`'s lease to end `length` from now (gives it one if it had none); completes `h` with
+    /// why not if it does not hold any more.
+    void extend_lease(std::uint64_t holder, std::chrono::steady_clock::duration length, handler<> h)
+    {
+        auto why = lost(holder);
+        if (!why && !holds(holder)) why = zklock::error::not_held;
+        if (!why) {
+            start_lease(holder, std::chrono::steady_clock::now() + length);
+            leases_changed();
+        }
+        s->post_completion(std::move(h), why);
+    }
+
     const std::shared_ptr<session_impl> s;
 
 protected:
+    using time_point = std::chrono::steady_clock::time_point;
+    // The lease clocks: one timer per holder that holds with a lease. They run on the session's executor,
+    // so a lease runs out whatever the holder's own code is doing (unless it blocks that executor).
+    void start_lease(std::uint64_t holder, time_point end)
+    {
+        auto& t = leases_[holder];
+        if (!t) t = std::make_unique<asio::steady_timer>(s->ex);
+        t->expires_at(end);
+        t->async_wait([self = weak_self(), holder](error_code ec) {
+            auto q = self.lock();
+            if (!q || ec) return;
+            q->leases_.erase(holder);
+            q->lease_ran_out(holder);
+        });
+    }
+    void stop_lease(std::uint64_t holder) { leases_.erase(holder); }
+    std::optional<time_point> lease_end(std::uint64_t holder) const
+    {
+        auto it = leases_.find(holder);
+        return it == leases_.end() ? std::nullopt : std::optional<time_point>(it->second->expiry());
+    }
+    /// `holder`'s lease ran out.
+    virtual void lease_ran_out(std::uint64_t holder) = 0;
+    /// A lease was given or extended (the recipe may publish it in its node's data).
+    virtual void leases_changed() {}
+    virtual std::weak_ptr<lock_base> weak_self() = 0;
+
     // The loss clock. ZooKeeper touched the session no earlier than the send time of the newest request
     // it answered; it cannot expire the session (and let another client in) sooner than the session
     // timeout after that touch, less the forwarding delay in an ensemble and the keepalive gap
@@ -77,6 +119,7 @@ protected:
 private:
     std::atomic<std::uint64_t> next_id_{1};
     asio::steady_timer loss_clock_;
+    std::map<std::uint64_t, std::unique_ptr<asio::steady_timer>> leases_;
 };
 
 /// The error for operations cut short by the session's end in state `st`.

@@ -1,6 +1,8 @@
 // Performs the local queue's actions. Everything here runs on the session's executor.
 #include "lock_queue.hpp"
 
+#include "core/node_data.hpp"
+
 namespace zklock::detail {
 
 using type = queue_action::type;
@@ -40,15 +42,18 @@ void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done)
     perform(event(machine_), done);
 }
 
-void lock_queue::acquire(std::uint64_t id, deadline d, handler<guard> h)
+void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handler<guard> h)
 {
-    if (auto ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path)) {
+    if (auto ec = path == "/"                              ? error_code(zklock::error::invalid_path)
+                  : lease && *lease <= lease_length::value_type::zero() ? error_code(zklock::error::invalid_lease)
+                                                                         : s->refusal(path)) {
         s->post_completion(std::move(h), ec, guard{});
         return;
     }
     const bool one_look = d && *d <= std::chrono::steady_clock::now();
     auto& w = waiters_[id];
     w.h = std::move(h);
+    w.lease = lease;
     // A one look has a small bound of its own: a server that stopped answering must not hold it for the
     // 2/3 T the C client takes to notice.
     if (d) {
@@ -71,11 +76,13 @@ guard lock_queue::enter(std::uint64_t holder)
     const auto seq = machine_.next_seq();
     const auto h = machine_.enter(holder);
     if (h == 0 || !current_) return guard{};
+    if (auto end = lease_end(holder)) start_lease(h, *end);  // a second hold ends with the first one's lease
     return guard(shared_from_this(), h, current_->node(), fencing_token{current_->zxid(), seq});
 }
 
 void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
+    stop_lease(holder);
     step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done);
 }
 
@@ -103,6 +110,7 @@ void lock_queue::cancel_revoked(std::uint64_t id)
 
 error_code lock_queue::lost(std::uint64_t holder) const
 {
+    if (machine_.expired(holder)) return machine_.lost(holder);
     if (!machine_.holds(holder)) return {};
     // The session's end is known the moment its state changes; listeners hear of it a moment later.
     if (is_final(s->state)) return final_error(s->state);
@@ -145,8 +153,11 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
     for (const auto& a : actions) {
         switch (a.what) {
         case type::grant:
+            if (auto it = waiters_.find(a.id); it != waiters_.end() && it->second.lease)
+                start_lease(a.holder, std::chrono::steady_clock::now() + *it->second.lease);
             complete_waiter(a.id, {},
                             guard(shared_from_this(), a.holder, current_->node(), fencing_token{current_->zxid(), a.seq}));
+            publish_lease();
             break;
         case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}); break;
         case type::start_contender: {
@@ -155,6 +166,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger || opts.queue.shared);
             s->retain_keepalive();
+            data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
             current_->start();
             break;
         }
@@ -194,6 +206,50 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::cancel_loss_clock: cancel_loss_clock(); break;
         }
     }
+}
+
+void lock_queue::lease_ran_out(std::uint64_t holder)
+{
+    s->log->write(log_level::warning, "zklock: a lease on " + path + " ran out; the lock was released");
+    step([&](local_queue& m) { return m.on_lease_expired(holder); });
+}
+
+// The deadline shown is the latest lease among the holders when every one has a lease (readers may share
+// a node), else none. Written with the version we last wrote, so that it never overwrites a revocation
+// request; once someone else wrote, we stop (their request is in the data, the data watch tells us).
+void lock_queue::publish_lease()
+{
+    if (!current_ || data_foreign_ || current_->node().empty()) return;
+    if (writing_) {
+        rewrite_ = true;
+        return;
+    }
+    std::optional<std::int64_t> until;
+    for (const auto h : machine_.holder_ids()) {
+        const auto end = lease_end(h);
+        if (!end) {
+            until.reset();
+            break;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - std::chrono::steady_clock::now());
+        const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+            (std::chrono::system_clock::now() + left).time_since_epoch()).count();
+        until = std::max(until.value_or(wall), wall);
+    }
+    if (until == published_) return;
+    published_ = until;
+    writing_ = true;
+    s->set_data(current_->node(), encode_node_data(s->cfg.owner, until), data_version_,
+                [w = weak_from_this(), c = std::weak_ptr<contender>(current_)](error_code ec, stat st) {
+                    auto q = w.lock();
+                    if (!q) return;
+                    q->writing_ = false;
+                    if (q->current_ == c.lock()) {  // else another node by now, with its data as created
+                        if (!ec) q->data_version_ = st.version;
+                        else if (ec == zk_errc::bad_version) q->data_foreign_ = true;
+                    }
+                    if (std::exchange(q->rewrite_, false)) q->publish_lease();
+                });
 }
 
 void lock_queue::grace_passed()

@@ -14,6 +14,8 @@
 namespace zklock::detail {
 
 using deadline = std::optional<std::chrono::steady_clock::time_point>;
+/// A hold-time limit asked for by an acquire (none: hold until released).
+using lease_length = std::optional<std::chrono::steady_clock::duration>;
 
 struct lock_queue_options {
     contender_kind kind = contender_kind::exclusive;
@@ -29,7 +31,7 @@ public:
     ~lock_queue() override;
     void subscribe();
 
-    void acquire(std::uint64_t id, deadline d, handler<guard> h);
+    void acquire(std::uint64_t id, deadline d, lease_length lease, handler<guard> h);
     void cancel_waiter(std::uint64_t id, error_code why);
     /// A second hold of `holder`'s node (see local_queue::enter): an empty guard if it does not hold.
     guard enter(std::uint64_t holder);
@@ -47,6 +49,9 @@ public:
 protected:
     bool has_holders() const override { return machine_.has_holders(); }
     void grace_passed() override;
+    void lease_ran_out(std::uint64_t holder) override;
+    void leases_changed() override { publish_lease(); }
+    std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
 
 public:
 
@@ -57,6 +62,7 @@ private:
     struct waiter {
         handler<guard> h;
         std::unique_ptr<asio::steady_timer> timer;
+        lease_length lease;
     };
     /// Runs `event` on the machine with the session's state as it is now, and performs its actions.
     template <class Event>
@@ -64,6 +70,8 @@ private:
     void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done);
     void complete_waiter(std::uint64_t id, error_code ec, guard g);
     std::shared_ptr<contender> drop_contender();
+    /// Writes the holders' lease deadline into the node's data when it changed (see core/node_data.hpp).
+    void publish_lease();
 
     local_queue machine_;
     std::map<std::uint64_t, waiter> waiters_;
@@ -71,6 +79,12 @@ private:
     std::map<std::uint64_t, handler<>> revoke_waiters_;
     std::shared_ptr<contender> current_;
     std::uint64_t listener_ = 0;
+    // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since
+    // the epoch, none: no line). Someone else's write (a revocation request) stops further writes.
+    std::int32_t data_version_ = 0;
+    std::optional<std::int64_t> published_;
+    bool data_foreign_ = false;
+    bool writing_ = false, rewrite_ = false;  // one write at a time: each needs the version of the last
 };
 
 /// The session's queue for `key` (made on first use), or null with `refusal` set: a moved-from session,

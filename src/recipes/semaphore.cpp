@@ -2,6 +2,8 @@
 // handed between coroutines without a round trip (bounded), the loss signal of each lease.
 #include "lease_run.hpp"
 
+#include "core/node_data.hpp"
+
 namespace zklock::detail {
 
 semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::string p, std::size_t max,
@@ -45,15 +47,16 @@ semaphore_queue::~semaphore_queue()
     for (auto& [id, rw] : revoke_waiters_) s->post_completion(std::move(rw.second), error_code(asio::error::operation_aborted));
 }
 
-void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, completion h)
+void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h)
 {
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path + "/leases");
     if (!ec && (n == 0 || n > max_leases)) ec = zklock::error::invalid_lease_count;
+    if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
     const bool one_look = d && *d <= std::chrono::steady_clock::now();
     // One look: only with nobody here ahead, on a connected session (the run then looks once).
     if (!ec && one_look && (!waiters_.empty() || s->state != session_state::connected)) ec = zklock::error::timeout;
     auto& w = waiters_[id];
-    w = waiter{n, one_look, d, std::move(h), nullptr};
+    w = waiter{n, one_look, d, std::move(h), nullptr, lease};
     if (ec) return complete(id, ec, {});
     if (d) {
         w.timer = std::make_unique<asio::steady_timer>(
@@ -128,11 +131,16 @@ void semaphore_queue::on_run_done(const lease_run* run, error_code ec, std::vect
 void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local)
 {
     std::vector<guard> guards;
+    auto lease = std::chrono::steady_clock::duration::zero();  // none (a plain duration: GCC 12 misreads the optional)
+    if (auto it = waiters_.find(id); it != waiters_.end() && it->second.lease) lease = *it->second.lease;
     for (auto& l : leases) {
         const auto holder = ++holder_gen_;
         guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local});
+        const bool had_lease = l.data_version != 0;  // a node handed on shows its last holder's lease
         held_[holder] = held_lease{std::move(l), local, std::make_unique<watch>(), {}};
         watch_lease(holder);
+        if (lease > lease.zero()) start_lease(holder, std::chrono::steady_clock::now() + lease);
+        if (lease > lease.zero() || had_lease) publish_lease(holder);
     }
     complete(id, {}, std::move(guards));
     update_keepalive();
@@ -190,6 +198,11 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
 
 void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
+    stop_lease(holder);
+    if (expired_.erase(holder)) {  // the lease went on when it ran out
+        if (done) done->complete(*s, zklock::error::lease_expired);
+        return;
+    }
     auto it = held_.find(holder);
     if (it == held_.end()) {
         if (done) done->complete(*s, zklock::error::not_held);
@@ -201,9 +214,36 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
     if (held_.empty()) cancel_loss_clock();
     update_keepalive();
+    if (lost) {
+        if (done) done->complete(*s, lost);
+        delete_node(s, l.lease.node, {});
+        return;
+    }
+    pass_on(std::move(l.lease), l.local, done);
+}
+
+// Enforced here, whatever the holder's code is doing: its listeners hear lease_expired, and the lease
+// goes on as a release would pass it.
+void semaphore_queue::lease_ran_out(std::uint64_t holder)
+{
+    auto it = held_.find(holder);
+    if (it == held_.end() || lost(holder)) return;
+    s->log->write(log_level::warning, "zklock: a lease of the semaphore " + path + " ran out; it was released");
+    lose(holder, zklock::error::lease_expired);
+    auto l = std::move(it->second);
+    held_.erase(it);
+    drop_listeners(holder);
+    expired_.insert(holder);
+    if (held_.empty()) cancel_loss_clock();
+    update_keepalive();
+    pass_on(std::move(l.lease), l.local, nullptr);
+}
+
+void semaphore_queue::pass_on(lease_node l, std::uint64_t local, const std::shared_ptr<pending_release>& done)
+{
     // Cohort hand-off: the lease passes to a waiter here that wants one, on a live connection: the first
     // one whose own run is not under way (that run goes on, and may add a lease), else the running one.
-    if (!lost && s->state == session_state::connected && handoffs_ < opts.local_handoff_limit) {
+    if (s->state == session_state::connected && handoffs_ < opts.local_handoff_limit) {
         std::uint64_t to = 0;
         for (const auto& [id, w] : waiters_)
             if (w.n == 1 && id != run_for_) {
@@ -214,18 +254,37 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
         if (to) {
             ++handoffs_;
             if (to == run_for_) end_run();
-            grant(to, {std::move(l.lease)}, l.local + 1);
+            std::vector<lease_node> one;
+            one.push_back(std::move(l));
+            grant(to, std::move(one), local + 1);
             if (done) done->complete(*s, {});
             return advance();
         }
     }
-    if (lost) {
-        if (done) done->complete(*s, lost);
-        delete_node(s, l.lease.node, {});
-        return;
+    if (!done) return delete_node(s, l.node, {});
+    delete_node(s, l.node, [ss = s, done](error_code ec) { done->complete(*ss, ec); });
+}
+
+void semaphore_queue::leases_changed()
+{
+    for (const auto& [holder, l] : held_) publish_lease(holder);
+}
+
+void semaphore_queue::publish_lease(std::uint64_t holder)
+{
+    auto& l = held_.at(holder).lease;
+    std::optional<std::int64_t> until;
+    if (auto end = lease_end(holder)) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - std::chrono::steady_clock::now());
+        until = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    (std::chrono::system_clock::now() + left).time_since_epoch()).count();
     }
-    if (!done) return delete_node(s, l.lease.node, {});
-    delete_node(s, l.lease.node, [ss = s, done](error_code ec) { done->complete(*ss, ec); });
+    s->set_data(l.node, encode_node_data(s->cfg.owner, until), l.data_version,
+                [w = weak_from_this(), holder](error_code ec, stat st) {
+                    auto q = w.lock();
+                    if (!q || ec || !q->held_.count(holder)) return;  // bad_version: a revocation was written
+                    q->held_.at(holder).lease.data_version = st.version;
+                });
 }
 
 void semaphore_queue::drop_listeners(std::uint64_t holder)
@@ -279,6 +338,7 @@ void semaphore_queue::cancel_revoked(std::uint64_t id)
 
 void semaphore_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
 {
+    if (expired_.count(holder)) return s->post_completion(std::move(h), error_code{}, error_code(zklock::error::lease_expired));
     if (!held_.count(holder)) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
     if (auto why = lost(holder)) return s->post_completion(std::move(h), error_code{}, why);
     lost_waiters_.emplace(id, std::make_pair(holder, std::move(h)));
@@ -294,6 +354,7 @@ void semaphore_queue::cancel_lost(std::uint64_t id)
 
 error_code semaphore_queue::lost(std::uint64_t holder) const
 {
+    if (expired_.count(holder)) return zklock::error::lease_expired;
     auto it = held_.find(holder);
     if (it == held_.end()) return {};
     if (is_final(s->state)) return final_error(s->state);
@@ -329,25 +390,29 @@ std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<sessi
 }
 
 namespace {
-void start_acquire(std::shared_ptr<semaphore_queue> q, std::size_t n, deadline d, semaphore_queue::completion h)
+void start_acquire(std::shared_ptr<semaphore_queue> q, std::size_t n, deadline d, lease_length lease,
+                   semaphore_queue::completion h)
 {
     const auto id = q->new_id();
     std::visit([&](auto& hh) {
         bind_cancellation(hh, q, [id](semaphore_queue& self) { self.cancel_waiter(id, asio::error::operation_aborted); });
     }, h);
     auto ex = q->s->ex;
-    asio::dispatch(ex, [q = std::move(q), id, n, d, h = std::move(h)]() mutable { q->acquire(id, n, d, std::move(h)); });
+    asio::dispatch(ex, [q = std::move(q), id, n, d, lease, h = std::move(h)]() mutable {
+        q->acquire(id, n, d, lease, std::move(h));
+    });
 }
 }  // namespace
 
-void async_acquire_leases(std::shared_ptr<semaphore_queue> q, std::size_t n, deadline d, handler<std::vector<guard>> h)
+void async_acquire_leases(std::shared_ptr<semaphore_queue> q, std::size_t n, deadline d, lease_length lease,
+                          handler<std::vector<guard>> h)
 {
-    start_acquire(std::move(q), n, d, std::move(h));
+    start_acquire(std::move(q), n, d, lease, std::move(h));
 }
 
-void async_acquire_lease(std::shared_ptr<semaphore_queue> q, deadline d, handler<guard> h)
+void async_acquire_lease(std::shared_ptr<semaphore_queue> q, deadline d, lease_length lease, handler<guard> h)
 {
-    start_acquire(std::move(q), 1, d, std::move(h));
+    start_acquire(std::move(q), 1, d, lease, std::move(h));
 }
 
 void refuse_leases(error_code why, handler<std::vector<guard>> h)

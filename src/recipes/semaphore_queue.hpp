@@ -6,6 +6,7 @@
 
 #include <zklock/semaphore.hpp>
 
+#include <set>
 #include <variant>
 
 namespace zklock::detail {
@@ -14,6 +15,7 @@ namespace zklock::detail {
 struct lease_node {
     std::string node;
     std::int64_t czxid = 0;
+    std::int32_t data_version = 0;  // as we last wrote it (a write with it never overwrites a revocation)
 };
 
 class lease_run;
@@ -27,7 +29,7 @@ public:
     ~semaphore_queue() override;
     void subscribe();
 
-    void acquire(std::uint64_t id, std::size_t n, deadline d, completion h);
+    void acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h);
     void cancel_waiter(std::uint64_t id, error_code why);
 
     void release(std::uint64_t holder, std::shared_ptr<pending_release> done) override;
@@ -44,6 +46,9 @@ public:
 protected:
     bool has_holders() const override { return !held_.empty(); }
     void grace_passed() override;
+    void lease_ran_out(std::uint64_t holder) override;
+    void leases_changed() override;
+    std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
 
 public:
 
@@ -60,6 +65,7 @@ private:
         deadline d;
         completion h;
         std::unique_ptr<asio::steady_timer> timer;
+        lease_length lease;
     };
     struct held_lease {
         lease_node lease;
@@ -71,6 +77,11 @@ private:
     void advance();
     void complete(std::uint64_t id, error_code ec, std::vector<guard> leases);
     void grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local);
+    /// A lease node let go by its holder (released, or its lease ran out) goes to a local waiter, or is
+    /// deleted; `done` (may be null) hears the outcome.
+    void pass_on(lease_node l, std::uint64_t local, const std::shared_ptr<pending_release>& done);
+    /// Writes `holder`'s lease deadline into its node's data (see core/node_data.hpp).
+    void publish_lease(std::uint64_t holder);
     void watch_lease(std::uint64_t holder);
     void lose(std::uint64_t holder, error_code why);
     void end_run();
@@ -80,6 +91,7 @@ private:
 
     std::map<std::uint64_t, waiter> waiters_;
     std::map<std::uint64_t, held_lease> held_;
+    std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
     std::map<std::uint64_t, std::pair<std::uint64_t, handler<error_code>>> lost_waiters_;  // id -> holder
     std::map<std::uint64_t, std::pair<std::uint64_t, handler<>>> revoke_waiters_;          // id -> holder
     void revoked(std::uint64_t holder);

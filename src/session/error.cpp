@@ -65,6 +65,11 @@ public:
         case error::invalid_lease_count:
             return "a semaphore has at least one lease, and an acquire asks for at least one and at most "
                    "as many as the semaphore has";
+        case error::lease_expired:
+            return "the lock's lease (its hold-time limit) ran out, so zklock released it and another "
+                   "contender may hold it now: stop using what it protects, and release the guard";
+        case error::invalid_lease:
+            return "a lease must be longer than zero (use an acquire without a lease to hold with no limit)";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -3,6 +3,7 @@
 // fresh, and fault injection for tests. The C client wrapper is in c_client.*, the pump in pump.cpp, the
 // typed operations and watches in operations.cpp, the public handles in entry_points.cpp.
 #include "c_client.hpp"
+#include "../recipes/core/node_data.hpp"
 
 #include <zklock/validation.hpp>
 
@@ -30,6 +31,7 @@ session_impl::session_impl(executor_type e, session_config c)
       link_(std::make_shared<helper_link>(ex))
 {
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
+    if (cfg.owner.empty()) cfg.owner = default_owner();
     init_c_log_level();
     if (cfg.log) raise_c_log_level(cfg.log_threshold);
 }

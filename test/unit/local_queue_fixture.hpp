@@ -26,13 +26,15 @@ inline const error_code timeout = zerr::error::timeout;
 inline const error_code deleted = zerr::error::lock_node_deleted;
 inline const error_code uncertain = zerr::error::ownership_uncertain;
 inline const error_code expired = zerr::error::session_expired;
+inline const error_code lease_expired = zerr::error::lease_expired;
 
 /// The action types in order, space separated: "grant arm_loss_clock".
 inline std::string kinds(const actions& out)
 {
     static const char* const names[] = {"grant",          "fail_waiter",      "start_contender", "abandon_contender",
                                         "release_contender", "forget_contender", "release_done",   "notify_lost",
-                                        "abort_lost_waiter", "arm_loss_clock",   "cancel_loss_clock"};
+                                        "abort_lost_waiter", "arm_loss_clock",   "cancel_loss_clock", "notify_revoked",
+                                        "abort_revoke_waiter"};
     std::string s;
     for (const auto& a : out) s += (s.empty() ? "" : " ") + std::string(names[static_cast<int>(a.what)]);
     return s;

@@ -267,3 +267,35 @@ BOOST_AUTO_TEST_CASE(a_semaphore_directory_refuses_other_schemas)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(queue_order_tests)
+
+namespace {
+std::string show(const std::vector<queued>& q)
+{
+    std::string s;
+    for (const auto& e : q) s += (s.empty() ? "" : " ") + e.name.substr(e.name.size() - 2) + (e.holds ? "*" : "");
+    return s;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(mutex_nodes_in_sequence_order_first_holds)
+{
+    BOOST_TEST(show(queue_order({"_c_b-lock-0000000012", "data", "_c_a-lock-0000000010", "x__lock__0000000011"})) ==
+               "10* 11 12");
+    BOOST_TEST(queue_order({"data", "locks"}).empty());
+}
+
+BOOST_AUTO_TEST_CASE(readers_ahead_of_the_first_writer_hold)
+{
+    BOOST_TEST(show(queue_order({"a__READ__0000000001", "b__READ__0000000002", "c__WRIT__0000000003",
+                                 "d__READ__0000000004"})) == "01* 02* 03 04");
+    BOOST_TEST(show(queue_order({"c__WRIT__0000000003", "d__READ__0000000004"})) == "03* 04");
+}
+
+BOOST_AUTO_TEST_CASE(order_survives_the_sequence_wrap)
+{
+    BOOST_TEST(show(queue_order({"a-lock--2147483647", "b-lock-2147483646"})) == "46* 47");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -14,8 +14,9 @@ namespace zklock::detail {
 
 class lock_queue;
 using deadline = std::optional<std::chrono::steady_clock::time_point>;
+using lease_length = std::optional<std::chrono::steady_clock::duration>;
 void refuse_acquire(boost::system::error_code why, handler<guard>);
-void async_acquire(std::shared_ptr<lock_queue>, deadline, handler<guard>);
+void async_acquire(std::shared_ptr<lock_queue>, deadline, lease_length, handler<guard>);
 /// A second hold on the node `held` holds, if it is a hold of `q` (re-entry, a writer's downgrade);
 /// else error::not_held. `void(error_code, guard)`.
 void async_reenter(std::shared_ptr<lock_queue> q, hold_ref held, handler<guard> h);
@@ -45,14 +46,14 @@ struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
 /// Starts an acquire on `q` (or completes it with `refusal` when there is no queue to be had).
 template <class CompletionToken>
 auto initiate_acquire(CompletionToken& token, const std::shared_ptr<lock_queue>& q, boost::system::error_code refusal,
-                      deadline d)
+                      deadline d, lease_length lease = {})
 {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-        [](auto h, std::shared_ptr<lock_queue> qq, boost::system::error_code why, deadline dl) {
-            if (qq) async_acquire(std::move(qq), dl, std::move(h));
+        [](auto h, std::shared_ptr<lock_queue> qq, boost::system::error_code why, deadline dl, lease_length l) {
+            if (qq) async_acquire(std::move(qq), dl, l, std::move(h));
             else refuse_acquire(why, std::move(h));
         },
-        token, q, refusal, d);
+        token, q, refusal, d, lease);
 }
 
 }  // namespace zklock::detail

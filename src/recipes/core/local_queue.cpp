@@ -11,6 +11,7 @@ using type = queue_action::type;
 
 error_code local_queue::lost(std::uint64_t holder) const noexcept
 {
+    if (expired(holder)) return zklock::error::lease_expired;
     if (!holds(holder)) return {};
     return end_ ? end_ : lost_reason_;  // the session's end is known before its listeners hear of it
 }
@@ -116,6 +117,10 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
 {
     actions out;
     const auto lost = end_ ? end_ : lost_reason_;
+    if (expired_.erase(holder) != 0) {  // the lock went on when the lease ran out
+        out.push_back({.what = type::release_done, .ec = zklock::error::lease_expired});
+        return out;
+    }
     if (holders_.erase(holder) == 0) {
         out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
         return out;
@@ -173,7 +178,7 @@ std::uint64_t local_queue::enter(std::uint64_t holder)
 local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t holder)
 {
     actions out;
-    if (!holds(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    if (!holds(holder) && !expired(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
     else if (auto why = lost(holder)) out.push_back({.what = type::notify_lost, .id = id, .ec = why});
     else lost_waiters_.emplace(id, holder);
     return out;
@@ -315,6 +320,27 @@ local_queue::actions local_queue::on_uncertain()
 {
     actions out;
     if (!holders_.empty()) report_lost(out, zklock::error::ownership_uncertain);
+    return out;
+}
+
+// Enforced by the library, whatever the holder's code is doing: the holder's own listeners hear
+// lease_expired, and the lock goes on exactly as a release would pass it (to a local waiter within the
+// bound, else by deleting the node). A holder that already lost keeps the first reason.
+local_queue::actions local_queue::on_lease_expired(std::uint64_t holder)
+{
+    actions out;
+    if (!holds(holder) || lost(holder)) return out;
+    for (auto it = lost_waiters_.begin(); it != lost_waiters_.end();) {
+        if (it->second != holder) {
+            ++it;
+            continue;
+        }
+        out.push_back({.what = type::notify_lost, .id = it->first, .ec = zklock::error::lease_expired});
+        it = lost_waiters_.erase(it);
+    }
+    auto passed = release(holder, false);
+    out.insert(out.end(), passed.begin(), passed.end());
+    expired_.insert(holder);
     return out;
 }
 

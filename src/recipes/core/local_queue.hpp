@@ -93,12 +93,18 @@ public:
     actions on_session_final(error_code ec);
     actions on_connected();
     actions on_uncertain();  ///< the loss clock ran out without a fresh answer
+    /// `holder`'s lease ran out: the lock passes on as if it had released, and it is told
+    /// `error::lease_expired` (its guard still has to be released).
+    actions on_lease_expired(std::uint64_t holder);
     actions teardown();      ///< the last handle of the lock is gone
 
     bool holds(std::uint64_t holder) const noexcept { return holders_.count(holder) != 0; }
+    /// Whether `holder` lost its hold to its lease (and has not released its guard yet).
+    bool expired(std::uint64_t holder) const noexcept { return expired_.count(holder) != 0; }
     /// Empty while `holder` holds and nothing was lost.
     error_code lost(std::uint64_t holder) const noexcept;
     bool has_holders() const noexcept { return !holders_.empty(); }
+    const std::set<std::uint64_t>& holder_ids() const noexcept { return holders_; }
     std::size_t waiting() const noexcept { return waiters_.size(); }
     std::uint64_t next_seq() const noexcept { return grants_; }
 
@@ -122,6 +128,7 @@ private:
     error_code end_;
     std::map<std::uint64_t, bool> waiters_;  // id -> one look; ids increase, so begin() waited longest
     std::set<std::uint64_t> holders_;
+    std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
     std::uint64_t holder_gen_ = 0;
     bool contender_ = false, node_held_ = false, queued_ = false;
     std::uint64_t grants_ = 0;      // grants since the current node became the head

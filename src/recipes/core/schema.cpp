@@ -109,6 +109,28 @@ std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::str
     return leases.size() <= max_leases;
 }
 
+std::vector<queued> queue_order(const std::vector<std::string>& children)
+{
+    std::vector<queued> out;
+    for (const auto& c : children)
+        if (auto role = classify(c); role.contender) out.push_back({c, role, false});
+    if (out.empty()) return out;
+    // Relative to one of them, so that the order stays right across the signed 32-bit wrap.
+    const auto base = static_cast<std::uint32_t>(*parse_sequence(out.front().name));
+    auto rank = [&](const queued& q) {
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(*parse_sequence(q.name)) - base);
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const queued& a, const queued& b) { return rank(a) < rank(b); });
+    bool excluder_ahead = false;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        auto& q = out[i];
+        const bool reader = q.role.schema == lock_schema::read_write && !q.role.excludes_readers;
+        q.holds = reader ? !excluder_ahead : i == 0;
+        excluder_ahead = excluder_ahead || q.role.excludes_readers;
+    }
+    return out;
+}
+
 std::optional<lock_schema> foreign_to_semaphore(const std::vector<std::string>& children) noexcept
 {
     for (const auto& c : children)

@@ -67,6 +67,17 @@ bool someone_waits_behind(contender_kind kind, const std::vector<std::string>& c
 /// Empty when `own` is not among them (its node is gone).
 std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_leases);
 
+/// One contender of a lock directory, in queue order (for the participants list).
+struct queued {
+    std::string name;
+    child_role role;
+    bool holds = false;
+};
+/// The contenders among `children` in the order they get the lock (by sequence, wrap-aware), each with
+/// whether it holds now: a mutex's first node; a read/write lock's writer at the head, or its readers
+/// ahead of the first writer. Non-contenders are left out.
+std::vector<queued> queue_order(const std::vector<std::string>& children);
+
 /// A foreign child in the semaphore's own directory (a mutex's or read/write lock's contender).
 std::optional<lock_schema> foreign_to_semaphore(const std::vector<std::string>& children) noexcept;
 

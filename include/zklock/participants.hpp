@@ -1,0 +1,60 @@
+// Who holds a lock and who waits for it, read from ZooKeeper: `co_await zklock::async_participants(s, path)`.
+#pragma once
+
+#include <zklock/session.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zklock {
+
+/// One node in a lock's queue, as any process can read it.
+struct participant {
+    std::string node;  ///< full path ("/locks/x/_c_<uuid>-lock-0000000007")
+    /// "mutex", "read", "write", "lease" (a semaphore's), or "waiter" (queued for a semaphore's internal lock).
+    std::string role;
+    bool holds = false;
+    /// The first line of the node's data: zklock's owner identity (session_config::owner), Curator's
+    /// client address, kazoo's identifier; empty when there is none or a revocation request replaced it.
+    std::string owner;
+    /// The holder's lease deadline on *its* clock (see zklock::lease for what another machine may conclude).
+    std::optional<std::chrono::system_clock::time_point> lease_until;
+    /// When the node was made, by the server's clock.
+    std::chrono::system_clock::time_point created;
+    bool revoke_requested = false;  ///< "__REVOKE__" was written into it (Curator's Revoker, zklock revoke)
+    std::int64_t session_id = 0;    ///< the ZooKeeper session that owns the node
+};
+
+namespace detail {
+void async_participants(const std::shared_ptr<session_impl>& s, std::string path, handler<std::vector<participant>> h);
+}  // namespace detail
+
+/**
+ * The queue of the lock at `path`, whatever kind it is (a mutex, a read/write lock, a semaphore; zklock's,
+ * Curator's or kazoo's nodes), in order: holders first, then waiters in the order they will get it.
+ * For a read/write lock the holders are the writer at the head or the readers ahead of the first writer;
+ * for a semaphore, its lease nodes (the newest one counts as waiting while its session still holds the
+ * semaphore's internal lock: it is checking whether the pool has room) followed by the sessions queued
+ * for that internal lock.
+ *
+ * A snapshot: one listing and one read per node, so a node may go between the two (it is then left out).
+ * An empty list when nobody holds or waits, or `path` does not exist.
+ *
+ * Completion `void(error_code, std::vector<participant>)`; errors: `error::invalid_path`, the session's
+ * (`error::not_connected`, ...), ZooKeeper's (`zk_errc::no_auth` when the ACL forbids reading).
+ * Executor, cancellation, thread safety: as for `session::async_get_children` (cancellation abandons the
+ * wait, not the reads).
+ */
+template <class CompletionToken = asio::deferred_t>
+auto async_participants(session& s, std::string path, CompletionToken&& token = {})
+{
+    return asio::async_initiate<CompletionToken, void(error_code, std::vector<participant>)>(
+        [](auto h, std::shared_ptr<detail::session_impl> impl, std::string p) {
+            detail::async_participants(impl, std::move(p), std::move(h));
+        },
+        token, s.impl(), std::move(path));
+}
+
+}  // namespace zklock

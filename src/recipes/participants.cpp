@@ -1,0 +1,145 @@
+// The participants list: one listing of the lock directory (two for a semaphore), then one pipelined read
+// per node for its owner, lease and creation time. The order and the holders come from core/schema.
+#include "core/node_data.hpp"
+#include "core/schema.hpp"
+
+#include "../session/session_impl.hpp"
+
+#include <zklock/detail/sequence.hpp>
+#include <zklock/participants.hpp>
+
+#include <algorithm>
+
+namespace zklock::detail {
+
+namespace {
+
+using wall = std::chrono::system_clock;
+
+/// One snapshot being read: the nodes in order, and the reads still out.
+struct snapshot {
+    std::shared_ptr<session_impl> s;
+    handler<std::vector<participant>> h;
+    std::vector<participant> nodes;
+    std::vector<bool> gone;
+    std::size_t pending = 0;
+    bool semaphore = false;
+    std::int64_t internal_lock_head = 0;  // the session at the head of a semaphore's internal lock
+
+    void finish(error_code ec)
+    {
+        std::vector<participant> out;
+        if (!ec)
+            for (std::size_t i = 0; i < nodes.size(); ++i)
+                if (!gone[i]) out.push_back(std::move(nodes[i]));
+        // A semaphore's newest lease whose session heads the internal lock is still being checked.
+        if (semaphore && internal_lock_head != 0)
+            for (auto it = out.rbegin(); it != out.rend(); ++it)
+                if (it->role == "lease") {
+                    if (it->session_id == internal_lock_head) it->holds = false;
+                    break;
+                }
+        s->post_completion(std::move(h), ec, std::move(out));
+    }
+};
+
+void read_nodes(const std::shared_ptr<snapshot>& snap)
+{
+    snap->gone.assign(snap->nodes.size(), false);
+    snap->pending = snap->nodes.size();
+    if (snap->pending == 0) return snap->finish({});
+    for (std::size_t i = 0; i < snap->nodes.size(); ++i)
+        snap->s->get_data(snap->nodes[i].node, nullptr, [snap, i](error_code ec, std::string data, stat st) {
+            auto& p = snap->nodes[i];
+            if (ec) snap->gone[i] = true;  // gone since the listing (or unreadable): left out
+            else {
+                const auto d = decode_node_data(data);
+                p.owner = d.owner;
+                p.revoke_requested = d.revoke_requested;
+                if (d.lease_until_ms) p.lease_until = wall::time_point(std::chrono::milliseconds(*d.lease_until_ms));
+                p.created = wall::time_point(std::chrono::milliseconds(st.ctime_ms));
+                p.session_id = st.ephemeral_owner;
+            }
+            if (--snap->pending == 0) snap->finish({});
+        });
+}
+
+std::string role_of(const child_role& r)
+{
+    if (r.schema == lock_schema::read_write) return r.excludes_readers ? "write" : "read";
+    return "mutex";
+}
+
+void add_queue(snapshot& snap, const std::string& dir, const std::vector<std::string>& children, bool waiters)
+{
+    for (auto& q : queue_order(children))
+        snap.nodes.push_back({.node = dir + "/" + q.name,
+                              .role = waiters ? "waiter" : role_of(q.role),
+                              .holds = !waiters && q.holds,
+                              .owner = {},
+                              .lease_until = std::nullopt,
+                              .created = {},
+                              .revoke_requested = false,
+                              .session_id = 0});
+}
+
+// A semaphore: its leases in sequence order, then the sessions queued for its internal lock.
+void read_semaphore(const std::shared_ptr<snapshot>& snap, const std::string& path)
+{
+    snap->semaphore = true;
+    snap->s->get_children(path + "/leases", nullptr, [snap, path](error_code ec, std::vector<std::string> leases, stat) {
+        if (ec && ec != zk_errc::no_node) return snap->finish(ec);
+        std::sort(leases.begin(), leases.end(), [](const std::string& a, const std::string& b) {
+            return static_cast<std::int32_t>(static_cast<std::uint32_t>(parse_sequence(a).value_or(0)) -
+                                             static_cast<std::uint32_t>(parse_sequence(b).value_or(0))) < 0;
+        });
+        for (auto& l : leases)
+            if (parse_sequence(l))
+                snap->nodes.push_back({.node = path + "/leases/" + l,
+                                       .role = "lease",
+                                       .holds = true,
+                                       .owner = {},
+                                       .lease_until = std::nullopt,
+                                       .created = {},
+                                       .revoke_requested = false,
+                                       .session_id = 0});
+        snap->s->get_children(path + "/locks", nullptr, [snap, path](error_code lec, std::vector<std::string> locks, stat) {
+            if (lec && lec != zk_errc::no_node) return snap->finish(lec);
+            const auto first_waiter = snap->nodes.size();
+            add_queue(*snap, path + "/locks", locks, true);
+            if (first_waiter == snap->nodes.size()) return read_nodes(snap);
+            // Whose session heads the internal lock: read with the others, picked out at the end.
+            auto head = snap->nodes[first_waiter].node;
+            snap->s->exists(head, nullptr, [snap](error_code, std::optional<stat> st) {
+                if (st) snap->internal_lock_head = st->ephemeral_owner;
+                read_nodes(snap);
+            });
+        });
+    });
+}
+
+}  // namespace
+
+void async_participants(const std::shared_ptr<session_impl>& s, std::string path, handler<std::vector<participant>> h)
+{
+    if (!s) return complete_without_session(std::move(h), error_code(zklock::error::no_session), std::vector<participant>{});
+    asio::dispatch(s->ex, [s, path = std::move(path), h = std::move(h)]() mutable {
+        if (auto ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path))
+            return s->post_completion(std::move(h), ec, std::vector<participant>{});
+        auto snap = std::make_shared<snapshot>();
+        snap->s = s;
+        snap->h = std::move(h);
+        s->get_children(path, nullptr, [snap, path](error_code ec, std::vector<std::string> children, stat) {
+            if (ec == zk_errc::no_node) return snap->finish({});
+            if (ec) return snap->finish(ec);
+            const bool semaphore = std::any_of(children.begin(), children.end(), [](const std::string& c) {
+                return c == "leases" || c == "locks";
+            });
+            if (semaphore) return read_semaphore(snap, path);
+            add_queue(*snap, path, children, false);
+            read_nodes(snap);
+        });
+    });
+}
+
+}  // namespace zklock::detail
