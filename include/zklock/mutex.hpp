@@ -169,6 +169,31 @@ public:
         return acquire(std::chrono::steady_clock::duration::zero(), std::forward<CompletionToken>(token));
     }
 
+    /**
+     * Progress for a waiter: completes once this session's place in the lock's queue differs from
+     * `known`, with the new place: how many contenders (other sessions' nodes) are ahead of this
+     * session's node, 0 once it holds. Run it beside the acquire, e.g.
+     *
+     *     auto report = [&]() -> asio::awaitable<void> {
+     *         for (std::size_t place = 0;;) {
+     *             place = co_await m.async_wait_place(place, asio::use_awaitable);
+     *             std::cout << place << " ahead\n";
+     *         }
+     *     };
+     *     auto r = co_await (m.acquire(30s, asio::use_awaitable) || report());
+     *
+     * While a place wait is pending, the session keeps a child watch on the lock directory, so every
+     * change in the queue reaches it (an opt-in herd: sessions that do not ask pay nothing). Coroutines
+     * of this session queued locally share the session's node and its place. Completion
+     * `void(error_code, std::size_t place)`; `operation_aborted` when cancelled (any type) or the last
+     * lock object of the path goes. Executor, thread safety: as for `acquire`.
+     */
+    template <class CompletionToken = asio::deferred_t>
+    auto async_wait_place(std::size_t known, CompletionToken&& token = {})
+    {
+        return detail::initiate_wait_place(token, queue_, refusal_, known);
+    }
+
 private:
     template <class CompletionToken>
     auto initiate(detail::deadline d, CompletionToken& token, detail::lease_length l = {})

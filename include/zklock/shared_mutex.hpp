@@ -141,6 +141,19 @@ public:
             token, writers_, hold_of(write));
     }
 
+    /// The write side's place in the queue (see mutex::async_wait_place). `void(error_code, std::size_t)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_wait_place(std::size_t known, CompletionToken&& token = {})
+    {
+        return detail::initiate_wait_place(token, writers_, write_refusal_, known);
+    }
+    /// The read side's place: writers ahead of this session's read node. `void(error_code, std::size_t)`.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_wait_shared_place(std::size_t known, CompletionToken&& token = {})
+    {
+        return detail::initiate_wait_place(token, readers_, read_refusal_, known);
+    }
+
 private:
     std::string path_;
     error_code read_refusal_, write_refusal_;

@@ -25,6 +25,17 @@ void async_acquire(std::shared_ptr<lock_queue> q, deadline d, lease_length lease
     });
 }
 
+void async_wait_place(std::shared_ptr<lock_queue> q, error_code refusal, std::size_t known, handler<std::size_t> h)
+{
+    if (!q) return complete_without_session(std::move(h), refusal, std::size_t{0});
+    const auto id = q->new_id();
+    bind_cancellation(h, q, [id](lock_queue& self) { self.cancel_place(id); });
+    auto ex = q->s->ex;
+    asio::dispatch(ex, [q = std::move(q), id, known, h = std::move(h)]() mutable {
+        q->wait_place(id, known, std::move(h));
+    });
+}
+
 void drop_on_executor(std::shared_ptr<lock_queue> q) noexcept { drop_state_on_executor(std::move(q)); }
 
 void async_reenter(std::shared_ptr<lock_queue> q, hold_ref held, handler<guard> h)

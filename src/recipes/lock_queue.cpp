@@ -32,6 +32,8 @@ lock_queue::~lock_queue()
     forget_shared_state(*s, key);
     s->unsubscribe(listener_);
     perform(machine_.teardown(), nullptr);
+    for (auto& [id, w] : place_waiters_)
+        s->post_completion(std::move(w.second), error_code(asio::error::operation_aborted), std::size_t{0});
 }
 
 template <class Event>
@@ -117,9 +119,67 @@ error_code lock_queue::lost(std::uint64_t holder) const
     return machine_.lost(holder);
 }
 
+void lock_queue::wait_place(std::uint64_t id, std::size_t known, handler<std::size_t> h)
+{
+    if (place_ != known) return s->post_completion(std::move(h), error_code{}, place_);
+    place_waiters_.emplace(id, std::make_pair(known, std::move(h)));
+    watch_queue();
+}
+
+void lock_queue::watch_queue()
+{
+    if (watching_queue_ || place_waiters_.empty() || !current_ || current_->node().empty() || machine_.has_holders())
+        return;
+    watching_queue_ = true;
+    s->get_children(path, &queue_watch_, [w = weak_from_this()](error_code ec, std::vector<std::string> names, stat) {
+        auto q = w.lock();
+        if (!q) return;
+        if (ec || !q->current_) {
+            q->watching_queue_ = false;  // tried again at the next wait or report
+            return;
+        }
+        const auto& node = q->current_->node();
+        const auto v = decide(q->opts.kind, names, node.substr(node.rfind('/') + 1));
+        if (v.found && !v.holds) q->set_place(v.ahead);
+        q->queue_watch_.async_wait([w](error_code, watch_event) {
+            auto qq = w.lock();
+            if (!qq) return;
+            qq->watching_queue_ = false;
+            qq->watch_queue();
+        });
+    });
+}
+
+void lock_queue::cancel_place(std::uint64_t id)
+{
+    if (auto it = place_waiters_.find(id); it != place_waiters_.end()) {
+        auto h = std::move(it->second.second);
+        place_waiters_.erase(it);
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted), std::size_t{0});
+    }
+}
+
+void lock_queue::set_place(std::size_t place)
+{
+    place_ = place;
+    for (auto it = place_waiters_.begin(); it != place_waiters_.end();) {
+        if (it->second.first == place) {
+            ++it;
+            continue;
+        }
+        s->post_completion(std::move(it->second.second), error_code{}, place);
+        it = place_waiters_.erase(it);
+    }
+}
+
 void lock_queue::on_contender(const contender* c, const contender_action& report)
 {
     if (c != current_.get()) return;  // a contender given up earlier
+    if (report.what == contender_action::type::acquired) set_place(0);
+    else if (report.what == contender_action::type::waiting && report.index > 0) {
+        set_place(report.index);
+        watch_queue();
+    }
     step([&](local_queue& m) {
         switch (report.what) {
         case contender_action::type::acquired: return m.on_acquired();

@@ -6,6 +6,8 @@
 #include "contender.hpp"
 #include "core/local_queue.hpp"
 
+#include <zklock/watch.hpp>
+
 #include <boost/asio/steady_timer.hpp>
 
 #include <map>
@@ -43,6 +45,9 @@ public:
     bool holds(std::uint64_t holder) const override { return machine_.holds(holder); }
     void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) override;
     void cancel_revoked(std::uint64_t id) override;
+    /// Completes `h` with this session's place in the queue once it differs from `known`.
+    void wait_place(std::uint64_t id, std::size_t known, handler<std::size_t> h);
+    void cancel_place(std::uint64_t id);
 
     void on_contender(const contender* c, const contender_action& report) override;
 
@@ -77,6 +82,15 @@ private:
     std::map<std::uint64_t, waiter> waiters_;
     std::map<std::uint64_t, handler<error_code>> lost_waiters_;
     std::map<std::uint64_t, handler<>> revoke_waiters_;
+    // The session's node's place: contenders ahead of it at its last listing (0: it holds, or none yet).
+    void set_place(std::size_t place);
+    /// While someone waits for the place, a child watch on the directory keeps it current (an opt-in
+    /// herd: only sessions that ask for their place are told of every change).
+    void watch_queue();
+    std::size_t place_ = 0;
+    bool watching_queue_ = false;
+    watch queue_watch_;
+    std::map<std::uint64_t, std::pair<std::size_t, handler<std::size_t>>> place_waiters_;
     std::shared_ptr<contender> current_;
     std::uint64_t listener_ = 0;
     // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since

@@ -11,6 +11,7 @@ using zklock::guard;
 using zklock::lease;
 using zklock::mutex;
 using zklock::participant;
+using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -138,5 +139,50 @@ BOOST_AUTO_TEST_CASE(readers_writers_semaphores_and_foreign_nodes)
         list = co_await participants_of(ss[0], foreign);
         BOOST_TEST_REQUIRE(list.size() == 1u);
         BOOST_TEST((list[0].owner == "10.1.2.3" && list[0].holds && !list[0].lease_until));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_hears_its_place_change)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 4);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("place");
+        mutex m0(ss[0], path), m1(ss[1], path), m2(ss[2], path), m3(ss[3], path);
+        auto g0 = co_await m0.acquire(5s, use_awaitable);
+        guard g1, g2, g3;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { g1 = co_await m1.acquire(30s, use_awaitable); }, asio::detached);
+        co_await until_listed(ss[0], path, 2);
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { g2 = co_await m2.acquire(30s, use_awaitable); }, asio::detached);
+        co_await until_listed(ss[0], path, 3);
+        std::vector<std::size_t> places;  // what the last waiter hears
+        bool acquired = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto report = [&]() -> asio::awaitable<void> {
+                for (std::size_t place = 0;;) {
+                    place = co_await m3.async_wait_place(place, use_awaitable);
+                    places.push_back(place);
+                }
+            };
+            auto r = co_await (m3.acquire(30s, use_awaitable) || report());
+            BOOST_TEST(r.index() == 0u);
+            g3 = std::move(std::get<0>(r));
+            acquired = true;
+        }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return places == std::vector<std::size_t>{3}; }));
+        // The holder at the head goes: not the node the last waiter watches, and still it hears it.
+        co_await g0.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return places.size() == 2; }));
+        BOOST_TEST(places.back() == 2u);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return g1.owns_lock(); }));
+        co_await g1.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return g2.owns_lock(); }));
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return places.back() == 1u; }));
+        BOOST_TEST(!acquired);
+        co_await g2.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return acquired; }));
+        BOOST_TEST(g3.owns_lock());
+        co_await g3.release(use_awaitable);
     });
 }

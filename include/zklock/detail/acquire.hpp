@@ -20,6 +20,21 @@ void async_acquire(std::shared_ptr<lock_queue>, deadline, lease_length, handler<
 /// A second hold on the node `held` holds, if it is a hold of `q` (re-entry, a writer's downgrade);
 /// else error::not_held. `void(error_code, guard)`.
 void async_reenter(std::shared_ptr<lock_queue> q, hold_ref held, handler<guard> h);
+/// This session's place in `q`'s queue once it differs from `known` (no queue: `refusal`).
+/// `void(error_code, std::size_t)`.
+void async_wait_place(std::shared_ptr<lock_queue> q, boost::system::error_code refusal, std::size_t known,
+                      handler<std::size_t> h);
+/// Starts a place wait on `q` (or completes it with `refusal`).
+template <class CompletionToken>
+auto initiate_wait_place(CompletionToken& token, const std::shared_ptr<lock_queue>& q, boost::system::error_code refusal,
+                         std::size_t known)
+{
+    return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, std::size_t)>(
+        [](auto h, std::shared_ptr<lock_queue> qq, boost::system::error_code why, std::size_t k) {
+            async_wait_place(std::move(qq), why, k, std::move(h));
+        },
+        token, q, refusal, known);
+}
 /// Drops a reference on the session's executor, so that the last one is never dropped elsewhere.
 void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
 

@@ -129,7 +129,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
             phase_ = phase::waiting;
             pred_is_last_ = v.watch_is_last_obstacle;
             watch_predecessor(out, dir_ + "/" + v.watch);
-            out.push_back({.what = type::waiting});
+            out.push_back({.what = type::waiting, .index = v.ahead});
         }
         break;
     }

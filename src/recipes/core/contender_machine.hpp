@@ -54,7 +54,7 @@ struct contender_action {
         note_permitted,    ///< the session may cache that `path` passed the permission check
         // Reports to the local queue.
         acquired,  ///< our node holds the lock (zxid() is the fencing token)
-        waiting,   ///< queued behind another node, or waiting for a reconnect
+        waiting,   ///< queued behind `index` contenders (as of this listing), or waiting for a reconnect (0)
         failed,    ///< `ec`; the node is being given up
         lost,      ///< `ec`: the node we held was deleted
         followers_waiting,  ///< another contender queued behind our held node
