@@ -1,6 +1,6 @@
-// What the tests of the `zklock` command share (test_zklock_cli.cpp, test_zklock_cli_faults.cpp): a
-// ZooKeeper of their own, the command line of the binary under test (ZKLOCK_BIN, or $ZKLOCK_TEST_BIN to try
-// another build of it), unique lock paths, and another process holding a lock.
+// What the tests of the `zklock` command share (test_zklock_cli.cpp, test_zklock_cli_faults.cpp,
+// test_zklock_cli_flags.cpp): a ZooKeeper of their own, the command line of the binary under test (ZKLOCK_BIN,
+// or $ZKLOCK_TEST_BIN to try another build of it), unique lock paths, and another process holding a lock.
 #pragma once
 
 #include "process_util.hpp"

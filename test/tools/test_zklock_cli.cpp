@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(bad_input_gives_named_exit_codes)
         {{}, usage, "missing PATH"},
         {{"--bogus", "/x", "--", "true"}, usage, "unknown option '--bogus'"},
         {{"-qv", "/x", "--", "true"}, usage, "unknown option '-qv'"},
-        {{"--hosts", h, "/x"}, usage, "missing COMMAND"},
+        // (PATH alone is not an error: zklock then holds the lock until stdin ends; test_zklock_cli_flags.cpp.)
         {{"--hosts", h, "/x", "--"}, usage, "missing COMMAND"},
         {{"--version", "extra"}, usage, "--version takes no other arguments"},
         // PATH.
@@ -130,6 +130,16 @@ BOOST_AUTO_TEST_CASE(bad_input_gives_named_exit_codes)
         {cmd("/x", {"--kill-after", "-1"}), usage, "invalid --kill-after '-1'"},
         {cmd("/x", {"--kill-after", "x"}), usage, "invalid --kill-after 'x'"},
         {{"--kill-after"}, usage, "--kill-after needs a value"},
+        // -n, -E, -c (flock's flags).
+        {cmd("/x", {"-n", "--timeout", "1"}), usage, "--timeout and -n cannot be combined"},
+        {cmd("/x", {"--timeout=0", "--nonblock"}), usage, "--nonblock and --timeout cannot be combined"},
+        {cmd("/x", {"-E", "256"}), usage, "invalid -E '256': expected an exit code from 0 to 255"},
+        {cmd("/x", {"-E", "-1"}), usage, "invalid -E '-1'"},
+        {cmd("/x", {"--conflict-exit-code=abc"}), usage, "invalid --conflict-exit-code 'abc'"},
+        {{"--hosts", h, "-E"}, usage, "-E needs a value"},
+        {{"--hosts", h, "-c", "true", "/x", "--", "true"}, usage, "-c and COMMAND cannot be combined"},
+        {{"--hosts", h, "-c", "", "/x"}, usage, "-c '' is empty"},
+        {{"--hosts", h, "--command"}, usage, "--command needs a value"},
         // HOSTS.
         {with_hosts(""), usage, "invalid --hosts ''"},
         {with_hosts(":2181"), usage, "is not host:port"},
@@ -204,8 +214,13 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
     const std::vector<std::string> words = {"--hosts", "--timeout", "--kill-after", "-q", "--quiet", "-v",
                                             "--verbose", "-h", "--help", "--version", "ZKLOCK_HOSTS",
                                             "ZKLOCK_FENCING_TOKEN", "ZKLOCK_NODE", "SIGKILL", "64", "69", "70", "75",
-                                            "126", "127", "129", "130", "143"};
+                                            "126", "127", "129", "130", "143", "-n", "--nonblock", "-E",
+                                            "--conflict-exit-code", "-c", "--command", "stdin", "/dev/null"};
     for (const auto& word : words) BOOST_TEST(help.find(word) != std::string::npos, "--help mentions " << word);
+    // The usage shows the three forms: -- COMMAND, -c, and PATH alone (with at most a remark after it).
+    BOOST_TEST(help.find("zklock [OPTIONS] PATH -- COMMAND [ARG...]\n") != std::string::npos);
+    BOOST_TEST(help.find("zklock [OPTIONS] -c 'SHELL COMMAND' PATH\n") != std::string::npos);
+    BOOST_TEST(std::regex_search(help, std::regex("\n +zklock \\[OPTIONS\\] PATH( +\\(.*\\))?\n")));
     // So does the README's paragraph on the command (when the source tree is at hand).
     const auto readme = read_file((source_dir() / "README.md").string());
     if (const auto at = readme.find("## The `zklock` command"); at != std::string::npos) {

@@ -1,6 +1,8 @@
 // zklock: flock(1) for a cluster. Holds a ZooKeeper lock while a command runs.
 //
 //   zklock [OPTIONS] PATH -- COMMAND [ARG...]
+//   zklock [OPTIONS] -c 'SHELL COMMAND' PATH
+//   zklock [OPTIONS] PATH          (no COMMAND: print the fencing token, hold until stdin ends)
 //
 // One process, one io_context, one coroutine: connect, acquire (racing SIGINT/SIGTERM/SIGHUP), spawn the
 // command, then wait for whichever comes first of: the child's exit (SIGCHLD), a signal to forward, or the
@@ -8,8 +10,9 @@
 // heartbeats while the command runs. The goodbye (release, close) is bounded: a dead or frozen server
 // never keeps zklock running long after COMMAND. See print_help() for the options and exit codes.
 //
-// The parts: options.cpp (the command line and --help), run.cpp (the coroutine), child.cpp (COMMAND's
-// environment and exit status), messages.cpp (stderr), exit_codes.hpp; main() runs the coroutine.
+// The parts: options.cpp (the command line and --help), run.cpp (the coroutine), hold.cpp (the mode without
+// COMMAND), child.cpp (COMMAND's environment and exit status), messages.cpp (stderr), exit_codes.hpp; main()
+// runs the coroutine.
 #include "exit_codes.hpp"
 #include "messages.hpp"
 #include "options.hpp"
@@ -22,8 +25,21 @@
 #include <exception>
 #include <iostream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 int main(int argc, char** argv)
 {
+    // A standard descriptor left closed by the caller (`zklock PATH <&-`) would be taken by the next one
+    // zklock opens: the ZooKeeper socket or Asio's own would become the stdin read without COMMAND, or
+    // COMMAND's stdout. /dev/null in its place: a closed stdin ends at once, a closed stdout discards.
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) >= 0) continue;
+        if (const int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY); null >= 0 && null != fd) {
+            ::dup2(null, fd);
+            ::close(null);
+        }
+    }
     zklock_cli::options o;
     if (auto code = zklock_cli::parse(argc, argv, o)) return *code;
     int code = zklock_cli::ex_software;

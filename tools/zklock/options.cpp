@@ -23,15 +23,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
-const char* const usage_line = "usage: zklock [OPTIONS] PATH -- COMMAND [ARG...]";
+const char* const usage_line = "usage: zklock [OPTIONS] PATH -- COMMAND [ARG...]\n"
+                               "       zklock [OPTIONS] -c 'SHELL COMMAND' PATH\n"
+                               "       zklock [OPTIONS] PATH   (no COMMAND: print the token, hold until stdin ends)";
 
 void print_help()
 {
     std::cout << usage_line << R"(
 
-Runs COMMAND while holding the ZooKeeper lock at PATH: flock(1) for a cluster. The lock is
-the mutex recipe of Curator's InterProcessMutex (an ephemeral sequential node under PATH),
-so zklock, Curator and other zklock programs exclude one another on the same PATH. With
+Runs COMMAND (with -c, a shell command; without either, see "Without COMMAND" below) while
+holding the ZooKeeper lock at PATH: flock(1) for a cluster. The lock is the mutex recipe
+of Curator's InterProcessMutex (an ephemeral sequential node under PATH), so zklock,
+Curator and other zklock programs exclude one another on the same PATH. With
 --read or --write it is one side of Curator's InterProcessReadWriteLock on PATH, with
 --limit N a semaphore of N leases compatible with Curator's InterProcessSemaphoreV2.
 A PATH holding another kind of lock's nodes is refused (exit 70): the kinds would not
@@ -47,9 +50,17 @@ Options:
   --write            Take the write side of the read/write lock at PATH: exclusive.
   --limit N          Take one of the N leases of the semaphore at PATH (N from 1 to 1000000;
                      every user of PATH must give the same N).
-  --timeout SECONDS  Give up (exit 75) if the lock is not held SECONDS after zklock started:
-                     connecting counts against it (fractions allowed; 0: one look, give up
-                     at once if someone else holds it). Default: wait forever.
+  --timeout SECONDS  Give up (exit 75, or -E's N) if the lock is not held SECONDS after zklock
+                     started: connecting counts against it (fractions allowed; 0: one look,
+                     give up at once if someone else holds it). Default: wait forever.
+  -n, --nonblock     The same as --timeout 0 (flock's -n); not together with --timeout.
+  -E, --conflict-exit-code N
+                     Exit with N (0 to 255) instead of 75 when the lock is not obtained in time
+                     (flock's -E). The message on stderr stays (-q silences it).
+  -c, --command STRING
+                     Run STRING with /bin/sh -c instead of COMMAND (flock's -c); not together
+                     with -- COMMAND. Signals reach the shell, not what it runs: end STRING
+                     with "exec LAST-COMMAND" if they must reach that.
   --kill-after SECONDS
                      If the lock is lost, COMMAND gets SIGTERM, then SIGKILL if it still runs
                      SECONDS later (0: at once). Default: 5.
@@ -70,7 +81,7 @@ While COMMAND runs:
                           holder of PATH (compare the two numbers, not the strings)
     ZKLOCK_NODE           the full path of zklock's lock node (PATH/_c_<uuid>-lock-<seq>;
                           __READ__ or __WRIT__ instead of lock-; PATH/leases/_c_<uuid>-lease-<seq>)
-  SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to COMMAND.
+  SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to COMMAND (with -c, the shell).
   If the lock is lost (session expired, lock node deleted by someone else, or the
   connection lost for longer than half the session timeout), COMMAND gets SIGTERM (and
   SIGKILL after --kill-after), zklock says why on stderr and exits 70 once COMMAND is gone.
@@ -78,17 +89,28 @@ While COMMAND runs:
   2 seconds (a dead or frozen server), zklock says so and exits with COMMAND's status anyway:
   the lock node then stays until the session expires.
 
+Without COMMAND (zklock [OPTIONS] PATH: no -- COMMAND, no -c):
+  Once the lock is held, zklock prints its fencing token (as ZKLOCK_FENCING_TOKEN) and a
+  newline on stdout, then holds the lock until its stdin reaches end of file or it gets
+  SIGINT, SIGTERM or SIGHUP; it then releases the lock and exits 0. A stdin that is
+  /dev/null, a regular file or closed ends at once: the lock is released as soon as it is
+  held. (A shell script's "zklock PATH &" gets /dev/null as stdin: give it a pipe, e.g.
+  bash's coproc.) If the lock is lost meanwhile, zklock says why on stderr and exits 70.
+
 Interrupted while connecting or waiting (SIGINT, SIGTERM, SIGHUP): zklock withdraws from
 the queue, closes its session (no lock node is left behind) and exits 128+signal.
 
 Exit status:
   COMMAND's exit status, or 128+N if COMMAND was killed by signal N
-  64   usage error: unknown option, missing COMMAND, invalid PATH, HOSTS or SECONDS
+  0    without COMMAND: the lock was held and released (end of stdin, or a signal)
+  64   usage error: unknown option, "--" without COMMAND, invalid PATH, HOSTS, SECONDS
+       or N, -c with COMMAND or empty, -n with --timeout
   69   no ZooKeeper server answered, or a host name cannot be resolved
-  70   the lock was lost while COMMAND ran, or another internal error
-  75   the lock was not obtained within --timeout
+  70   the lock was lost while COMMAND ran (or while held without COMMAND), or another
+       internal error
+  75   the lock was not obtained within --timeout (or at once with -n): -E N changes it
   126  COMMAND could not be executed; 127  COMMAND not found
-  129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM before COMMAND started
+  129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM before the lock was held
 )";
 }
 
@@ -108,6 +130,15 @@ std::optional<milliseconds> parse_seconds(const std::string& v)
     const double secs = std::strtod(v.c_str(), &end);
     if (*end != '\0' || errno != 0 || !std::isfinite(secs) || secs < 0 || secs > 1e9) return std::nullopt;
     return milliseconds(static_cast<long long>(std::ceil(secs * 1000.0)));
+}
+
+// An exit code: 1 to 3 digits, 0 to 255 (what a process can exit with).
+std::optional<int> parse_exit_code(const std::string& v)
+{
+    if (v.empty() || v.size() > 3 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const int n = std::stoi(v);
+    if (n > 255) return std::nullopt;
+    return n;
 }
 
 }  // namespace
@@ -131,6 +162,24 @@ std::optional<int> parse(int argc, char** argv, options& o)
         }
         return std::nullopt;
     };
+    // -X VALUE or -XVALUE (getopt's forms for flock's -E and -c); nullopt: not this option.
+    auto short_value = [&](std::string_view arg, std::string_view name, std::string& out) -> std::optional<bool> {
+        if (arg == name) {
+            if (i + 1 >= argc) return false;
+            out = argv[++i];
+            return true;
+        }
+        if (arg.size() > name.size() && arg.starts_with(name)) {
+            out = std::string(arg.substr(name.size()));
+            return true;
+        }
+        return std::nullopt;
+    };
+    // The spelling the user gave, for messages ("-E" or "--conflict-exit-code").
+    auto spelled = [](std::string_view arg) { return std::string(arg.substr(0, arg.find('='))); };
+    const char* timeout_from = nullptr;  // --timeout or -n, which cannot be combined
+    std::optional<std::string> shell;    // -c STRING
+    std::string shell_from;
     const char* mode_from = nullptr;  // the option that chose the lock's kind
     auto set_mode = [&](lock_mode m, const char* name) -> std::optional<int> {
         if (mode_from) return usage_error(std::string(name) + " and " + mode_from + " cannot be combined: one lock kind");
@@ -179,9 +228,38 @@ std::optional<int> parse(int argc, char** argv, options& o)
         }
         if (auto r = value(a, "--timeout", v)) {
             if (!*r) return usage_error("--timeout needs a value");
+            if (timeout_from && std::string_view(timeout_from) != "--timeout")
+                return usage_error(std::string("--timeout and ") + timeout_from +
+                                   " cannot be combined: " + timeout_from + " is --timeout 0");
+            timeout_from = "--timeout";
             o.timeout = parse_seconds(v);
             if (!o.timeout)
                 return usage_error("invalid --timeout '" + shown(v) + "': expected a number of seconds >= 0");
+            continue;
+        }
+        if (a == "-n" || a == "--nonblock") {
+            const char* name = a == "-n" ? "-n" : "--nonblock";
+            if (timeout_from && std::string_view(timeout_from) == "--timeout")
+                return usage_error(std::string(name) + " and --timeout cannot be combined: " + name +
+                                   " is --timeout 0");
+            timeout_from = name;
+            o.timeout = milliseconds::zero();
+            continue;
+        }
+        if (auto r = a.starts_with("--") ? value(a, "--conflict-exit-code", v) : short_value(a, "-E", v)) {
+            const auto name = spelled(a.starts_with("--") ? a : a.substr(0, 2));
+            if (!*r) return usage_error(name + " needs a value");
+            const auto code = parse_exit_code(v);
+            if (!code)
+                return usage_error("invalid " + name + " '" + shown(v) + "': expected an exit code from 0 to 255");
+            o.conflict_exit_code = *code;
+            continue;
+        }
+        if (auto r = a.starts_with("--") ? value(a, "--command", v) : short_value(a, "-c", v)) {
+            shell_from = spelled(a.starts_with("--") ? a : a.substr(0, 2));
+            if (!*r) return usage_error(shell_from + " needs a value: a shell command");
+            if (v.empty()) return usage_error(shell_from + " '' is empty: expected a shell command");
+            shell = v;
             continue;
         }
         if (auto r = value(a, "--kill-after", v)) {
@@ -206,8 +284,15 @@ std::optional<int> parse(int argc, char** argv, options& o)
     if (std::string why; zklock::check_path(o.path, &why))
         return usage_error("invalid PATH '" + shown(o.path) + "': " + why);
     if (o.path == "/") return usage_error("invalid PATH '/': the lock needs a node of its own below the root");
-    if (i < argc && std::string_view(argv[i]) == "--") ++i;
-    if (i >= argc) return usage_error("missing COMMAND");
+    if (shell) {
+        // One command only: a STRING and a COMMAND would leave the user guessing which runs.
+        if (i < argc) return usage_error(shell_from + " and COMMAND cannot be combined: give one command");
+        o.command = {"/bin/sh", "-c", *shell};
+        return std::nullopt;
+    }
+    if (i >= argc) return std::nullopt;  // no COMMAND: hold the lock until stdin ends
+    // "PATH --" with nothing after is a COMMAND forgotten, not a request to hold without one.
+    if (std::string_view(argv[i]) == "--" && ++i >= argc) return usage_error("missing COMMAND after '--'");
     for (; i < argc; ++i) o.command.emplace_back(argv[i]);
     return std::nullopt;
 }

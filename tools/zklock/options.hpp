@@ -1,5 +1,7 @@
-// zklock's command line: OPTIONS PATH -- COMMAND [ARG...].
+// zklock's command line: OPTIONS PATH -- COMMAND [ARG...], OPTIONS -c STRING PATH, or OPTIONS PATH.
 #pragma once
+
+#include "exit_codes.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -16,10 +18,13 @@ struct options {
     lock_mode mode = lock_mode::mutex;
     std::size_t limit = 0;
     std::string hosts;
-    std::optional<std::chrono::milliseconds> timeout;
+    std::optional<std::chrono::milliseconds> timeout;  // -n: zero
+    int conflict_exit_code = ex_tempfail;                // -E: the exit code when not obtained in time
     std::chrono::milliseconds kill_after{5'000};
     bool verbose = false;
     std::string path;
+    // COMMAND and its arguments, or /bin/sh -c STRING for -c; empty: no COMMAND, hold the lock until stdin
+    // ends or a signal comes (hold.cpp).
     std::vector<std::string> command;
 };
 

@@ -1,10 +1,12 @@
 // One coroutine: connect, acquire (racing SIGINT/SIGTERM/SIGHUP), spawn the command, then wait for
-// whichever comes first of: the child's exit (SIGCHLD), a signal to forward, or the loss of the lock. The
-// goodbye (release, close) is bounded: a dead or frozen server never keeps zklock running long after COMMAND.
+// whichever comes first of: the child's exit (SIGCHLD), a signal to forward, or the loss of the lock. (Without
+// COMMAND, hold.cpp waits instead for the end of stdin, a signal or the loss.) The goodbye (release, close) is
+// bounded: a dead or frozen server never keeps zklock running long after COMMAND.
 #include "run.hpp"
 
 #include "child.hpp"
 #include "exit_codes.hpp"
+#include "hold.hpp"
 #include "messages.hpp"
 
 #include <zklock/config.hpp>
@@ -169,7 +171,7 @@ asio::awaitable<int> run(const options& o)
         if (st->timed_out || ec == zklock::error::timeout) {
             tell(o.path + " is locked by someone else; gave up after " +
                  seconds(o.timeout.value_or(milliseconds::zero())));
-            co_return co_await close_and(ex_tempfail);
+            co_return co_await close_and(o.conflict_exit_code);
         }
         if (ec) {
             say("cannot lock " + o.path + ": " + ec.message());
@@ -177,60 +179,69 @@ asio::awaitable<int> run(const options& o)
         }
     }
 
-    // 3. Run COMMAND while holding the lock.
+    // 3. Run COMMAND while holding the lock, or without COMMAND hold it until stdin ends.
     const std::string node = g.node();
-    auto env = child_environment(g);
-    auto envp = c_strings(env);
-    auto args = o.command;
-    auto argv = c_strings(args);
-    pid_t pid = 0;
-    if (int err = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); err != 0) {
-        say("cannot run " + o.command[0] + ": " + std::strerror(err));
-        g = {};  // released in the background; closing the session waits for it
-        co_return co_await close_and(err == ENOENT ? ex_notfound : ex_noexec);
-    }
-
-    std::optional<int> status = reap(pid);  // it may have exited before SIGCHLD was waited for
+    int status = 0;
     error_code lost;
-    bool watching_loss = true;
-    auto child_gone = std::make_shared<bool>(false);
-    asio::steady_timer killer(ex);  // SIGKILL, --kill-after the SIGTERM of a loss
-    while (!status) {
-        if (watching_loss) {
-            auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
-                               interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) ||
-                               g.async_wait_lost(asio::as_tuple(asio::use_awaitable)));
-            if (r.index() == 1) {
-                auto [sec, sig] = std::get<1>(r);
-                if (!sec) ::kill(pid, sig);
-            } else if (r.index() == 2) {
-                auto [wec, why] = std::get<2>(r);
-                if (!wec) {  // success means lost; an error means released or cancelled
-                    lost = why;
-                    tell("lock " + o.path + " lost while COMMAND ran (" + why.message() + "); sending SIGTERM to " +
-                         o.command[0] + " (pid " + std::to_string(pid) + ")");
-                    ::kill(pid, SIGTERM);
-                    killer.expires_after(o.kill_after);
-                    killer.async_wait([child_gone, pid, after = seconds(o.kill_after)](error_code kec) {
-                        if (kec || *child_gone) return;
-                        tell("pid " + std::to_string(pid) + " still runs " + after + " after SIGTERM; sending SIGKILL");
-                        ::kill(pid, SIGKILL);
-                    });
-                }
-                watching_loss = false;
-            }
-        } else {
-            auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
-                               interrupts.async_wait(asio::as_tuple(asio::use_awaitable)));
-            if (r.index() == 1) {
-                auto [sec, sig] = std::get<1>(r);
-                if (!sec) ::kill(pid, sig);
-            }
+    if (o.command.empty()) {
+        auto held = co_await hold(o, g, interrupts);
+        status = held.status;
+        lost = held.lost;
+    } else {
+        auto env = child_environment(g);
+        auto envp = c_strings(env);
+        auto args = o.command;
+        auto argv = c_strings(args);
+        pid_t pid = 0;
+        if (int err = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); err != 0) {
+            say("cannot run " + o.command[0] + ": " + std::strerror(err));
+            g = {};  // released in the background; closing the session waits for it
+            co_return co_await close_and(err == ENOENT ? ex_notfound : ex_noexec);
         }
-        status = reap(pid);
+
+        std::optional<int> exited = reap(pid);  // it may have exited before SIGCHLD was waited for
+        bool watching_loss = true;
+        auto child_gone = std::make_shared<bool>(false);
+        asio::steady_timer killer(ex);  // SIGKILL, --kill-after the SIGTERM of a loss
+        while (!exited) {
+            if (watching_loss) {
+                auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                                   interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                                   g.async_wait_lost(asio::as_tuple(asio::use_awaitable)));
+                if (r.index() == 1) {
+                    auto [sec, sig] = std::get<1>(r);
+                    if (!sec) ::kill(pid, sig);
+                } else if (r.index() == 2) {
+                    auto [wec, why] = std::get<2>(r);
+                    if (!wec) {  // success means lost; an error means released or cancelled
+                        lost = why;
+                        tell("lock " + o.path + " lost while COMMAND ran (" + why.message() +
+                             "); sending SIGTERM to " + o.command[0] + " (pid " + std::to_string(pid) + ")");
+                        ::kill(pid, SIGTERM);
+                        killer.expires_after(o.kill_after);
+                        killer.async_wait([child_gone, pid, after = seconds(o.kill_after)](error_code kec) {
+                            if (kec || *child_gone) return;
+                            tell("pid " + std::to_string(pid) + " still runs " + after +
+                                 " after SIGTERM; sending SIGKILL");
+                            ::kill(pid, SIGKILL);
+                        });
+                    }
+                    watching_loss = false;
+                }
+            } else {
+                auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                                   interrupts.async_wait(asio::as_tuple(asio::use_awaitable)));
+                if (r.index() == 1) {
+                    auto [sec, sig] = std::get<1>(r);
+                    if (!sec) ::kill(pid, sig);
+                }
+            }
+            exited = reap(pid);
+        }
+        *child_gone = true;
+        killer.cancel();
+        status = *exited;
     }
-    *child_gone = true;
-    killer.cancel();
 
     // 4. Release (deletes the node at once, so the next waiter need not wait for the session to close), but
     //    wait for ZooKeeper's word at most release_limit: a cancelled release goes on in the background.
@@ -242,15 +253,16 @@ asio::awaitable<int> run(const options& o)
              "; the lock node " + node + " is left until the session expires (" + seconds(s.negotiated_timeout()) +
              " after ZooKeeper last heard from zklock)");
         co_await close_within(s, close_limit / 4);  // the server is silent: only let the close go out
-        co_return lost ? ex_software : *status;
+        co_return lost ? ex_software : status;
     }
     auto [rel] = std::get<0>(r);
     if (!lost && rel && rel != zklock::error::not_held) {
         // The loss was noticed only now: COMMAND ran (at least at its end) without the lock.
         lost = rel;
-        tell("lock " + o.path + " was lost before COMMAND exited (" + rel.message() + ")");
+        tell("lock " + o.path + " was lost before " + (o.command.empty() ? "its release" : "COMMAND exited") + " (" +
+             rel.message() + ")");
     }
-    co_return co_await close_and(lost ? ex_software : *status);
+    co_return co_await close_and(lost ? ex_software : status);
 }
 
 }  // namespace zklock_cli

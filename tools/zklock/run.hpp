@@ -1,4 +1,5 @@
-// The lock's life: connect, acquire, run COMMAND while holding it, release.
+// The lock's life: connect, acquire, run COMMAND while holding it (or, without COMMAND, hold it until stdin
+// ends), release.
 #pragma once
 
 #include "options.hpp"
