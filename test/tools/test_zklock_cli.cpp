@@ -215,12 +215,14 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
                                             "--verbose", "-h", "--help", "--version", "ZKLOCK_HOSTS",
                                             "ZKLOCK_FENCING_TOKEN", "ZKLOCK_NODE", "SIGKILL", "64", "69", "70", "75",
                                             "126", "127", "129", "130", "143", "-n", "--nonblock", "-E",
-                                            "--conflict-exit-code", "-c", "--command", "stdin", "/dev/null"};
+                                            "--conflict-exit-code", "-c", "--command", "stdin", "/dev/null",
+                                            "--lease", "lease expired", "ls PATH", "revoke PATH", "break PATH"};
     for (const auto& word : words) BOOST_TEST(help.find(word) != std::string::npos, "--help mentions " << word);
     // The usage shows the three forms: -- COMMAND, -c, and PATH alone (with at most a remark after it).
     BOOST_TEST(help.find("zklock [OPTIONS] PATH -- COMMAND [ARG...]\n") != std::string::npos);
     BOOST_TEST(help.find("zklock [OPTIONS] -c 'SHELL COMMAND' PATH\n") != std::string::npos);
     BOOST_TEST(std::regex_search(help, std::regex("\n +zklock \\[OPTIONS\\] PATH( +\\(.*\\))?\n")));
+    BOOST_TEST(help.find("zklock [--hosts HOSTS] ls|revoke|break PATH") != std::string::npos);
     // So does the README's paragraph on the command (when the source tree is at hand).
     const auto readme = read_file((source_dir() / "README.md").string());
     if (const auto at = readme.find("## The `zklock` command"); at != std::string::npos) {

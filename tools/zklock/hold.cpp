@@ -3,6 +3,8 @@
 // the heartbeats, and the session would expire while the lock looked held.
 #include "hold.hpp"
 
+#include "admin.hpp"
+
 #include "exit_codes.hpp"
 #include "messages.hpp"
 
@@ -142,7 +144,7 @@ asio::awaitable<hold_result> hold(const options& o, zklock::guard& g, asio::sign
     }
     if (r.index() == 1) co_return hold_result{};  // SIGINT, SIGTERM or SIGHUP: release
     const auto why = std::get<2>(r);
-    tell("lock " + o.path + " lost while held (" + why.message() + ")");
+    tell("lock " + o.path + " lost while held (" + loss_words(why, o) + ")");
     co_return hold_result{ex_software, why};
 }
 

@@ -25,7 +25,8 @@ using std::chrono::milliseconds;
 
 const char* const usage_line = "usage: zklock [OPTIONS] PATH -- COMMAND [ARG...]\n"
                                "       zklock [OPTIONS] -c 'SHELL COMMAND' PATH\n"
-                               "       zklock [OPTIONS] PATH   (no COMMAND: print the token, hold until stdin ends)";
+                               "       zklock [OPTIONS] PATH   (no COMMAND: print the token, hold until stdin ends)\n"
+                               "       zklock [--hosts HOSTS] ls|revoke|break PATH";
 
 void print_help()
 {
@@ -61,6 +62,10 @@ Options:
                      Run STRING with /bin/sh -c instead of COMMAND (flock's -c); not together
                      with -- COMMAND. Signals reach the shell, not what it runs: end STRING
                      with "exec LAST-COMMAND" if they must reach that.
+  --lease SECONDS    Hold the lock at most SECONDS (fractions allowed, > 0): when the lease
+                     runs out zklock releases the lock, COMMAND gets SIGTERM (then SIGKILL
+                     after --kill-after), and zklock exits 70 saying "lease expired". The
+                     deadline is written into the lock node, where "zklock ls" shows it.
   --kill-after SECONDS
                      If the lock is lost, COMMAND gets SIGTERM, then SIGKILL if it still runs
                      SECONDS later (0: at once). Default: 5.
@@ -97,17 +102,30 @@ Without COMMAND (zklock [OPTIONS] PATH: no -- COMMAND, no -c):
   held. (A shell script's "zklock PATH &" gets /dev/null as stdin: give it a pipe, e.g.
   bash's coproc.) If the lock is lost meanwhile, zklock says why on stderr and exits 70.
 
+Operators' actions (on any lock at PATH: mutex, read/write lock or semaphore; zklock's,
+Curator's or kazoo's nodes):
+  ls PATH       Print the holders, then the waiters in order: one line each with the role
+                (mutex, read, write, lease, waiter), HOLDS or WAITS, the node, its owner
+                (the node's data: zklock's owner identity, Curator's client address), its
+                age, and the lease left (by this machine's clock: an estimate). Exit 0.
+  revoke PATH   Ask every holder to let go (Curator's revocation: "__REVOKE__" written into
+                its node; a holder decides). Exit 0, or 1 if nobody holds PATH.
+  break PATH    Delete every holder's node by force (an operator's last resort: the holder
+                is told through its loss signal; a zklock holder's COMMAND gets SIGTERM).
+                Prints what it removed. Exit 0, or 1 if nobody holds PATH.
+
 Interrupted while connecting or waiting (SIGINT, SIGTERM, SIGHUP): zklock withdraws from
 the queue, closes its session (no lock node is left behind) and exits 128+signal.
 
 Exit status:
   COMMAND's exit status, or 128+N if COMMAND was killed by signal N
   0    without COMMAND: the lock was held and released (end of stdin, or a signal)
+  1    revoke or break: nobody holds PATH
   64   usage error: unknown option, "--" without COMMAND, invalid PATH, HOSTS, SECONDS
        or N, -c with COMMAND or empty, -n with --timeout
   69   no ZooKeeper server answered, or a host name cannot be resolved
-  70   the lock was lost while COMMAND ran (or while held without COMMAND), or another
-       internal error
+  70   the lock was lost while COMMAND ran (or while held without COMMAND), its --lease
+       expired, or another internal error
   75   the lock was not obtained within --timeout (or at once with -n): -E N changes it
   126  COMMAND could not be executed; 127  COMMAND not found
   129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM before the lock was held
@@ -262,6 +280,13 @@ std::optional<int> parse(int argc, char** argv, options& o)
             shell = v;
             continue;
         }
+        if (auto r = value(a, "--lease", v)) {
+            if (!*r) return usage_error("--lease needs a value");
+            o.lease = parse_seconds(v);
+            if (!o.lease || *o.lease <= milliseconds::zero())
+                return usage_error("invalid --lease '" + shown(v) + "': expected a number of seconds > 0");
+            continue;
+        }
         if (auto r = value(a, "--kill-after", v)) {
             if (!*r) return usage_error("--kill-after needs a value");
             auto k = parse_seconds(v);
@@ -280,6 +305,13 @@ std::optional<int> parse(int argc, char** argv, options& o)
     if (std::string why; zklock::check_hosts(o.hosts, &why))
         return usage_error("invalid " + hosts_from + " '" + shown(o.hosts) + "': " + why);
     if (i >= argc) return usage_error("missing PATH");
+    // An operator's action before PATH (a PATH starts with '/', so these cannot be one).
+    if (const std::string_view verb = argv[i]; verb == "ls" || verb == "revoke" || verb == "break") {
+        o.what = verb == "ls" ? action::list : verb == "revoke" ? action::revoke : action::force_break;
+        if (++i >= argc) return usage_error("missing PATH after '" + std::string(verb) + "'");
+        if (i + 1 < argc) return usage_error("'" + std::string(verb) + " PATH' takes no COMMAND");
+        if (shell) return usage_error("-c cannot be combined with '" + std::string(verb) + "'");
+    }
     o.path = argv[i++];
     if (std::string why; zklock::check_path(o.path, &why))
         return usage_error("invalid PATH '" + shown(o.path) + "': " + why);

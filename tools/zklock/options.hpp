@@ -11,11 +11,16 @@
 
 namespace zklock_cli {
 
+/// What zklock does with PATH: lock it (and run COMMAND), or an operator's action on someone else's lock.
+enum class action { lock, list, revoke, force_break };
+
 /// Which lock PATH is: a mutex (default), one side of a read/write lock, or a semaphore of `limit`.
 enum class lock_mode { mutex, read, write, limit };
 
 struct options {
+    action what = action::lock;
     lock_mode mode = lock_mode::mutex;
+    std::optional<std::chrono::milliseconds> lease;  // --lease: the hold-time limit
     std::size_t limit = 0;
     std::string hosts;
     std::optional<std::chrono::milliseconds> timeout;  // -n: zero

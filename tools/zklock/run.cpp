@@ -4,6 +4,7 @@
 // bounded: a dead or frozen server never keeps zklock running long after COMMAND.
 #include "run.hpp"
 
+#include "admin.hpp"
 #include "child.hpp"
 #include "exit_codes.hpp"
 #include "hold.hpp"
@@ -123,6 +124,8 @@ asio::awaitable<int> run(const options& o)
         }
     }
 
+    if (o.what != action::lock) co_return co_await close_and(co_await admin(o, s));
+
     // 2. Acquire, until the deadline (counted from the start: --timeout bounds the whole wait) or a signal.
     //    Giving up closes the session *first*: the server then drops our place in the queue (the
     //    ephemeral node) in one step, and the pending acquire completes with session_closed. (Cancelling the
@@ -177,6 +180,15 @@ asio::awaitable<int> run(const options& o)
             say("cannot lock " + o.path + ": " + ec.message());
             co_return co_await close_and(ex_software);
         }
+        // The lease starts now, a moment after the grant; when it runs out the library releases the lock
+        // and the loss below stops COMMAND.
+        if (o.lease) {
+            auto [lec] = co_await g.async_extend_lease(*o.lease, asio::as_tuple(asio::use_awaitable));
+            if (lec) {
+                say("cannot give " + o.path + " its lease: " + lec.message());
+                co_return co_await close_and(ex_software);
+            }
+        }
     }
 
     // 3. Run COMMAND while holding the lock, or without COMMAND hold it until stdin ends.
@@ -215,7 +227,7 @@ asio::awaitable<int> run(const options& o)
                     auto [wec, why] = std::get<2>(r);
                     if (!wec) {  // success means lost; an error means released or cancelled
                         lost = why;
-                        tell("lock " + o.path + " lost while COMMAND ran (" + why.message() +
+                        tell("lock " + o.path + " lost while COMMAND ran (" + loss_words(why, o) +
                              "); sending SIGTERM to " + o.command[0] + " (pid " + std::to_string(pid) + ")");
                         ::kill(pid, SIGTERM);
                         killer.expires_after(o.kill_after);

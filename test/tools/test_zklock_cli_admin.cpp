@@ -1,0 +1,163 @@
+// The `zklock` command's lease and the operators' actions: --lease stops COMMAND and exits 70 saying
+// "lease expired"; `zklock ls` lists a holder and two waiters with their owners and the lease left;
+// `zklock revoke` writes Curator's request into the holder's node; `zklock break` deletes it, and the
+// holder's loss signal stops its COMMAND. Runs the built binary against a ZooKeeper of its own, on loopback.
+#define BOOST_TEST_MODULE zklock_cli_admin_tests
+#include "cli_util.hpp"
+
+#include <sstream>
+
+#include <unistd.h>
+
+using namespace tools_test;
+using namespace cli_test;
+
+namespace {
+
+/// A zklock process holding (or waiting for) `path` with `extra` options, its COMMAND writing its node to
+/// a file once it holds and then sleeping; stdout and stderr in files.
+struct cli_holder {
+    cli_holder(const std::string& path, const temp_dir& dir, const std::vector<std::string>& extra = {})
+        : ready(dir / ("ready-" + std::to_string(++count))), err(dir / ("err-" + std::to_string(count)))
+    {
+        std::vector<std::string> args{"--hosts", hosts()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        for (std::string a : {path, std::string("--"), std::string("sh"), std::string("-c")}) args.push_back(a);
+        args.push_back(write_node_to(ready) + " && exec sleep 100");
+        proc = std::make_unique<process>(zklock_cmd(args), std::string{}, err);
+    }
+    std::string node() const { return node_from(ready); }
+    static inline int count = 0;
+    std::string ready, err;
+    std::unique_ptr<process> proc;
+};
+
+std::string hostname()
+{
+    char h[256] = {};
+    ::gethostname(h, sizeof h - 1);
+    return h;
+}
+
+std::vector<std::string> lines_of(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+/// Runs `zklock ACTION PATH`: its exit code, stdout and stderr.
+struct action_result {
+    int code;
+    std::string out, err;
+};
+action_result zklock_action(const std::string& action, const std::string& path, const temp_dir& dir)
+{
+    static int n = 0;
+    const auto out = dir / ("action-out-" + std::to_string(++n)), err = dir / ("action-err-" + std::to_string(n));
+    const int code = run(zklock_cmd({"--hosts", hosts(), action, path}), 30s, out, err);
+    return {code, read_file(out), read_file(err)};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_stops_the_command_and_exits_70)
+{
+    temp_dir dir;
+    const auto path = unique("lease");
+    const auto t0 = std::chrono::steady_clock::now();
+    cli_holder h(path, dir, {"--lease", "1", "--kill-after", "0"});
+    const auto node = h.node();
+    const auto code = h.proc->wait_for(20s);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    BOOST_TEST(code.value_or(-1) == 70);
+    BOOST_TEST(took >= 1s);
+    const auto err = read_file(h.err);
+    BOOST_TEST(err.find("lease expired") != std::string::npos, err);
+    BOOST_TEST(children(hosts(), path).empty());  // released: nothing left
+    // The next one gets it at once.
+    BOOST_TEST(run(zklock_cmd({"--hosts", hosts(), "-n", path, "--", "true"}), 20s) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(ls_lists_a_holder_and_two_waiters_with_owners)
+{
+    temp_dir dir;
+    const auto path = unique("ls");
+    cli_holder held(path, dir, {"--lease", "60"});
+    const auto node = held.node();
+    cli_holder first(path, dir), second_waiter(path, dir);
+    BOOST_TEST_REQUIRE(eventually([&] { return children(hosts(), path).size() == 3; }));
+    // The lease line comes with a write after the grant.
+    BOOST_TEST_REQUIRE(eventually([&] {
+        return get_data(hosts(), node).value_or("").find("lease-until-ms=") != std::string::npos;
+    }));
+    const auto r = zklock_action("ls", path, dir);
+    BOOST_TEST(r.code == 0, r.err);
+    const auto l = lines_of(r.out);
+    BOOST_TEST_REQUIRE(l.size() == 4u, r.out);
+    BOOST_TEST(l[0].find("ROLE") == 0u);
+    BOOST_TEST(l[1].find("mutex   HOLDS  " + node + "  " + hostname() + ":") == 0u, l[1]);
+    BOOST_TEST(l[1].find(" 5") != std::string::npos, l[1]);  // ~59-60 s of lease left: "59.9 s" or "60 s"
+    const auto waiter_owners = std::vector<std::string>{hostname() + ":" + std::to_string(first.proc->pid()),
+                                                        hostname() + ":" + std::to_string(second_waiter.proc->pid())};
+    BOOST_TEST(l[2].find("WAITS") != std::string::npos);
+    BOOST_TEST(l[3].find("WAITS") != std::string::npos);
+    // Both waiters are listed with their owner (hostname:pid); which queued first is a race of their starts.
+    const bool in_order = l[2].find(waiter_owners[0] + " ") != std::string::npos &&
+                          l[3].find(waiter_owners[1] + " ") != std::string::npos;
+    const bool swapped = l[2].find(waiter_owners[1] + " ") != std::string::npos &&
+                         l[3].find(waiter_owners[0] + " ") != std::string::npos;
+    BOOST_TEST((in_order || swapped), r.out);
+    BOOST_TEST(l[2].find("  -") != std::string::npos);  // no lease for a waiter
+    first.proc.reset();  // killed: its session's node goes when the server notices (or at close)
+    second_waiter.proc.reset();
+    held.proc->signal(SIGTERM);
+    BOOST_TEST(held.proc->wait_for(20s).value_or(-1) == 128 + SIGTERM);
+
+    const auto empty = zklock_action("ls", unique("never-locked"), dir);
+    BOOST_TEST(empty.code == 0);
+    BOOST_TEST(lines_of(empty.out).size() == 1u);  // the header only
+}
+
+BOOST_AUTO_TEST_CASE(revoke_asks_the_holder_and_break_removes_it)
+{
+    temp_dir dir;
+    const auto path = unique("revoke");
+    cli_holder held(path, dir);
+    const auto node = held.node();
+    auto r = zklock_action("revoke", path, dir);
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(r.out.find("asked to let go: " + node) == 0u, r.out);
+    BOOST_TEST(get_data(hosts(), node).value_or("") == "__REVOKE__");  // Curator's request, in the node
+    BOOST_TEST(held.proc->running());  // cooperative: the command ignores it and keeps the lock
+
+    r = zklock_action("break", path, dir);
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(r.out.find("removed: " + node) == 0u, r.out);
+    // The broken holder is told through its loss signal: its COMMAND gets SIGTERM, zklock exits 70.
+    BOOST_TEST(held.proc->wait_for(20s).value_or(-1) == 70);
+    const auto err = read_file(held.err);
+    BOOST_TEST(err.find("lost") != std::string::npos, err);
+    BOOST_TEST(children(hosts(), path).empty());
+
+    r = zklock_action("break", path, dir);  // nobody holds it now
+    BOOST_TEST(r.code == 1);
+    BOOST_TEST(r.err.find("nobody holds") != std::string::npos, r.err);
+    BOOST_TEST(zklock_action("revoke", path, dir).code == 1);
+}
+
+BOOST_AUTO_TEST_CASE(bad_actions_and_leases_are_usage_errors)
+{
+    temp_dir dir;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"ls"}, {"ls", "/a", "extra"}, {"break", "relative"}, {"revoke", "/a", "--", "true"},
+             {"-c", "true", "ls", "/a"}, {"--lease", "0", "/a", "--", "true"}, {"--lease", "abc", "/a", "--", "true"},
+             {"--lease", "-1", "/a", "--", "true"}, {"--lease"}}) {
+        std::vector<std::string> argv{"--hosts", hosts()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto err = dir / "usage-err";
+        BOOST_TEST(run(zklock_cmd(argv), 20s, {}, err) == 64, args.front() << " " << (args.size() > 1 ? args[1] : ""));
+        BOOST_TEST(read_file(err).find("zklock: ") == 0u);
+    }
+}
