@@ -23,6 +23,7 @@ struct snapshot {
     std::vector<participant> nodes;
     std::vector<bool> gone;
     std::size_t pending = 0;
+    error_code failure;  // the first read that failed for another reason than the node's absence
     bool semaphore = false;
     std::int64_t internal_lock_head = 0;  // the session at the head of a semaphore's internal lock
 
@@ -51,8 +52,10 @@ void read_nodes(const std::shared_ptr<snapshot>& snap)
     for (std::size_t i = 0; i < snap->nodes.size(); ++i)
         snap->s->get_data(snap->nodes[i].node, nullptr, [snap, i](error_code ec, std::string data, stat st) {
             auto& p = snap->nodes[i];
-            if (ec) snap->gone[i] = true;  // gone since the listing (or unreadable): left out
-            else {
+            if (ec == zk_errc::no_node) snap->gone[i] = true;  // gone since the listing: left out
+            else if (ec) {
+                if (!snap->failure) snap->failure = ec;
+            } else {
                 const auto d = decode_node_data(data);
                 p.owner = d.owner;
                 p.revoke_requested = d.revoke_requested;
@@ -60,7 +63,7 @@ void read_nodes(const std::shared_ptr<snapshot>& snap)
                 p.created = wall::time_point(std::chrono::milliseconds(st.ctime_ms));
                 p.session_id = st.ephemeral_owner;
             }
-            if (--snap->pending == 0) snap->finish({});
+            if (--snap->pending == 0) snap->finish(snap->failure);
         });
 }
 

@@ -39,6 +39,26 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using boost::system::error_code;
 
+/// Reaps child `pid` once it exits, within `limit`: its exit code (128+N when killed by signal N), kept in
+/// `status` (which, once set, is returned at once), or nullopt if `limit` passed.
+inline std::optional<int> wait_exit(pid_t pid, std::optional<int>& status, std::chrono::milliseconds limit)
+{
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!status) {
+        int st = 0;
+        const pid_t r = ::waitpid(pid, &st, WNOHANG);
+        if (r == pid) {
+            if (WIFEXITED(st)) status = WEXITSTATUS(st);
+            else if (WIFSIGNALED(st)) status = 128 + WTERMSIG(st);
+            continue;
+        }
+        if (r < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
+        if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        std::this_thread::sleep_for(5ms);  // polling interval, not synchronization
+    }
+    return status;
+}
+
 /// A child process; killed (SIGKILL) and reaped by the destructor if still running.
 class process {
 public:
@@ -75,23 +95,7 @@ public:
     void signal(int sig) const { ::kill(pid_, sig); }
 
     /// The exit code (128+N when killed by signal N) once it has exited, or nullopt if `limit` passed.
-    std::optional<int> wait_for(std::chrono::milliseconds limit)
-    {
-        const auto deadline = std::chrono::steady_clock::now() + limit;
-        while (!status_) {
-            int st = 0;
-            const pid_t r = ::waitpid(pid_, &st, WNOHANG);
-            if (r == pid_) {
-                if (WIFEXITED(st)) status_ = WEXITSTATUS(st);
-                else if (WIFSIGNALED(st)) status_ = 128 + WTERMSIG(st);
-                continue;
-            }
-            if (r < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
-            if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-            std::this_thread::sleep_for(5ms);  // polling interval, not synchronization
-        }
-        return status_;
-    }
+    std::optional<int> wait_for(std::chrono::milliseconds limit) { return wait_exit(pid_, status_, limit); }
 
     bool running() { return !wait_for(0ms); }
 

@@ -84,6 +84,34 @@ struct sessions {
     std::size_t size() const { return all.size(); }
 };
 
+/// An io_context run by four threads, and `n` sessions on strands of their own, connected (the thread tests).
+/// Close the sessions on their strands (and drop what uses them there) before the end; the destructor then
+/// joins the threads.
+struct threaded_sessions {
+    asio::io_context ioc{4};
+    asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(ioc);
+    std::vector<std::thread> threads;
+    std::vector<asio::strand<asio::io_context::executor_type>> strands;
+    std::vector<std::unique_ptr<zklock::session>> all;
+
+    explicit threaded_sessions(std::size_t n)
+    {
+        for (int i = 0; i < 4; ++i) threads.emplace_back([this] { ioc.run(); });
+        for (std::size_t i = 0; i < n; ++i) {
+            strands.push_back(asio::make_strand(ioc));
+            all.push_back(std::make_unique<zklock::session>(strands.back(), config_for(shared_server().connect_string())));
+            on(strands.back(), [&]() -> asio::awaitable<void> { co_await all.back()->async_connect(use_awaitable); });
+        }
+    }
+    ~threaded_sessions()
+    {
+        work.reset();
+        for (auto& s : all)
+            if (s) ioc.stop();  // a test that failed half-way: do not wait for its sessions
+        for (auto& t : threads) t.join();
+    }
+};
+
 /// A path no other test uses.
 inline std::string unique_path(const std::string& what)
 {

@@ -106,18 +106,12 @@ asio::awaitable<void> connection(mutex m, counters& c, int id, int iterations)
 
 BOOST_AUTO_TEST_CASE(strands_cancel_and_futures_release_without_races)
 {
-    asio::io_context ioc(4);
-    auto work = asio::make_work_guard(ioc);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < 4; ++i) threads.emplace_back([&] { ioc.run(); });
-
-    const auto hosts = shared_server().connect_string();
-    auto strand_a = asio::make_strand(ioc), strand_b = asio::make_strand(ioc);
-    auto a = std::make_unique<session>(strand_a, config_for(hosts));
-    auto b = std::make_unique<session>(strand_b, config_for(hosts));
+    threaded_sessions service(2);
+    auto& ioc = service.ioc;
+    auto strand_a = service.strands[0], strand_b = service.strands[1];
+    auto& a = service.all[0];
+    auto& b = service.all[1];
     const auto path = unique_path("threads");
-    on(strand_a, [&]() -> asio::awaitable<void> { co_await a->async_connect(use_awaitable); });
-    on(strand_b, [&]() -> asio::awaitable<void> { co_await b->async_connect(use_awaitable); });
     // Mutexes are made on their session's executor; copies may be used anywhere.
     using maybe_mutex = std::optional<mutex>;
     auto ma = *on(strand_a, [&]() -> asio::awaitable<maybe_mutex> { co_return mutex(*a, path, {.local_handoff_limit = 4}); });
@@ -170,6 +164,4 @@ BOOST_AUTO_TEST_CASE(strands_cancel_and_futures_release_without_races)
         co_await b->async_close(use_awaitable);
         b.reset();
     });
-    work.reset();
-    for (auto& t : threads) t.join();
 }

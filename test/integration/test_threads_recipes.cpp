@@ -114,18 +114,12 @@ asio::awaitable<void> connection(lock_item item, int kind, room& r, int id, int 
 
 BOOST_AUTO_TEST_CASE(readers_writers_and_leases_from_many_threads)
 {
-    asio::io_context ioc(4);
-    auto work = asio::make_work_guard(ioc);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < 4; ++i) threads.emplace_back([&] { ioc.run(); });
-
-    const auto hosts = shared_server().connect_string();
-    auto strand_a = asio::make_strand(ioc), strand_b = asio::make_strand(ioc);
-    auto a = std::make_unique<session>(strand_a, config_for(hosts));
-    auto b = std::make_unique<session>(strand_b, config_for(hosts));
+    threaded_sessions service(2);
+    auto& ioc = service.ioc;
+    auto strand_a = service.strands[0], strand_b = service.strands[1];
+    auto& a = service.all[0];
+    auto& b = service.all[1];
     const auto rw_path = unique_path("threads-rw"), sem_path = unique_path("threads-sem");
-    on(strand_a, [&]() -> asio::awaitable<void> { co_await a->async_connect(use_awaitable); });
-    on(strand_b, [&]() -> asio::awaitable<void> { co_await b->async_connect(use_awaitable); });
     // Lock objects are made on their session's executor; copies may be used anywhere.
     struct items {
         std::optional<lock_item> read, write, lease;
@@ -194,6 +188,85 @@ BOOST_AUTO_TEST_CASE(readers_writers_and_leases_from_many_threads)
         co_await b->async_close(use_awaitable);
         b.reset();
     });
-    work.reset();
-    for (auto& t : threads) t.join();
+}
+
+// Leases, their extension and a waiter's place, from other threads: coroutines on strands of their own
+// extend their leases while holding (exclusion checked), a plain thread's hold runs out while it blocks
+// (told lease_expired through use_future), and a plain thread waits for its place and cancels the wait.
+BOOST_AUTO_TEST_CASE(leases_and_places_from_other_threads)
+{
+    threaded_sessions service(2);
+    auto& ioc = service.ioc;
+    auto strand_a = service.strands[0], strand_b = service.strands[1];
+    auto& a = service.all[0];
+    auto& b = service.all[1];
+    const auto path = unique_path("threads-lease");
+    auto ma = on(strand_a, [&]() -> asio::awaitable<std::optional<zklock::mutex>> { co_return zklock::mutex(*a, path); });
+    auto mb = on(strand_b, [&]() -> asio::awaitable<std::optional<zklock::mutex>> { co_return zklock::mutex(*b, path); });
+
+    // A plain thread holds with a short lease and then blocks: the lease runs out all the same.
+    auto short_hold = ma->acquire(10s, zklock::lease(300ms), asio::use_future).get();
+    auto told = short_hold.async_wait_lost(asio::use_future);
+    BOOST_TEST(told.get() == zklock::error_code(zklock::error::lease_expired));
+    // Errors through a plain callback and a promise: use_future would carry them as exceptions, whose
+    // reference counts live in an uninstrumented libstdc++ (ThreadSanitizer would report their release).
+    std::promise<zklock::error_code> released;
+    short_hold.release([&](zklock::error_code ec) { released.set_value(ec); });
+    BOOST_TEST(released.get_future().get() == zklock::error::lease_expired);
+
+    std::atomic<int> inside{0}, violations{0}, sections{0}, errors{0};
+    auto worker = [&](zklock::mutex& m) -> asio::awaitable<void> {
+        for (int k = 0; k < 15; ++k) {
+            auto [ec, g] = co_await m.acquire(30s, zklock::lease(5s), tuple_awaitable);
+            if (ec) {
+                ++errors;
+                continue;
+            }
+            if (inside.fetch_add(1) != 0) ++violations;
+            ++sections;
+            auto [xec] = co_await g.async_extend_lease(5s, tuple_awaitable);  // from this strand: hops over
+            if (xec) ++errors;
+            co_await yield();
+            inside.fetch_sub(1);
+            co_await g.release(tuple_awaitable);
+        }
+    };
+    std::vector<std::future<void>> running;
+    for (int i = 0; i < 8; ++i)
+        running.push_back(asio::co_spawn(asio::make_strand(ioc), worker(i % 2 ? *ma : *mb), asio::use_future));
+    // A plain thread waits for session b's place and gives up by its own signal. (Boost.Test is not
+    // thread-safe: the thread keeps what it saw, checked after the join.)
+    std::size_t first = 0;
+    bool place_ok = false;
+    std::thread plain([&] {
+        asio::cancellation_signal stop;
+        first = mb->async_wait_place(1000, asio::use_future).get();  // 1000 is not its place: at once
+        // A wait for a change from its current place, cancelled by this thread's own signal.
+        std::promise<std::pair<zklock::error_code, std::size_t>> again;
+        mb->async_wait_place(first, asio::bind_cancellation_slot(stop.slot(), [&](zklock::error_code ec, std::size_t p) {
+            again.set_value({ec, p});
+        }));
+        stop.emit(asio::cancellation_type::terminal);
+        const auto [ec, where] = again.get_future().get();
+        // Its place may also have changed first: then it completes with the new one.
+        place_ok = ec == asio::error::operation_aborted || (!ec && where != first);
+    });
+    for (auto& f : running) BOOST_CHECK_NO_THROW(f.get());
+    plain.join();
+    BOOST_TEST(first < 1000u);
+    BOOST_TEST(place_ok);
+    BOOST_TEST(violations == 0);
+    BOOST_TEST(errors == 0);
+    BOOST_TEST(sections == 120);
+
+    on(strand_a, [&]() -> asio::awaitable<void> {
+        ma.reset();
+        co_await a->async_close(use_awaitable);
+        a.reset();
+    });
+    on(strand_b, [&]() -> asio::awaitable<void> {
+        mb.reset();
+        co_await b->async_close(use_awaitable);
+        b.reset();
+    });
 }

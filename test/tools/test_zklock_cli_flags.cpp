@@ -92,23 +92,7 @@ public:
     void signal(int sig) const { ::kill(pid_, sig); }
 
     /// The exit code once it has exited, or nullopt if `limit` passed.
-    std::optional<int> wait_for(std::chrono::milliseconds limit)
-    {
-        const auto deadline = clock_type::now() + limit;
-        while (!status_) {
-            int st = 0;
-            const pid_t r = ::waitpid(pid_, &st, WNOHANG);
-            if (r == pid_) {
-                if (WIFEXITED(st)) status_ = WEXITSTATUS(st);
-                else if (WIFSIGNALED(st)) status_ = 128 + WTERMSIG(st);
-                continue;
-            }
-            if (r < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
-            if (clock_type::now() >= deadline) return std::nullopt;
-            std::this_thread::sleep_for(5ms);  // polling interval, not synchronization
-        }
-        return status_;
-    }
+    std::optional<int> wait_for(std::chrono::milliseconds limit) { return wait_exit(pid_, status_, limit); }
     bool running() { return !wait_for(0ms); }
 
 private:
