@@ -28,6 +28,7 @@ local_queue::actions local_queue::acquire(std::uint64_t id, bool one_look)
         return out;
     }
     waiters_.emplace(id, one_look);
+    if (one_look) one_looks_.insert(id);
     advance(out);
     return out;
 }
@@ -36,6 +37,7 @@ local_queue::actions local_queue::cancel(std::uint64_t id, error_code why)
 {
     actions out;
     if (waiters_.erase(id) == 0) return out;
+    one_looks_.erase(id);
     out.push_back({.what = type::fail_waiter, .id = id, .ec = why});
     maybe_abandon(out);
     return out;
@@ -68,6 +70,7 @@ void local_queue::grant(actions& out)
 {
     const auto it = waiters_.begin();
     const auto id = it->first;
+    if (it->second) one_looks_.erase(id);
     waiters_.erase(it);
     const auto holder = ++holder_gen_;
     holders_.insert(holder);
@@ -77,20 +80,18 @@ void local_queue::grant(actions& out)
 
 void local_queue::fail_one_looks(actions& out)
 {
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-        if (!it->second) {
-            ++it;
-            continue;
-        }
-        out.push_back({.what = type::fail_waiter, .id = it->first, .ec = zklock::error::timeout});
-        it = waiters_.erase(it);
+    for (const auto id : one_looks_) {
+        out.push_back({.what = type::fail_waiter, .id = id, .ec = zklock::error::timeout});
+        waiters_.erase(id);
     }
+    one_looks_.clear();
 }
 
 void local_queue::fail_all(actions& out, error_code ec)
 {
     for (const auto& [id, one_look] : waiters_) out.push_back({.what = type::fail_waiter, .id = id, .ec = ec});
     waiters_.clear();
+    one_looks_.clear();
 }
 
 void local_queue::drop_contender() noexcept

@@ -127,6 +127,7 @@ private:
     bool connected_ = false;
     error_code end_;
     std::map<std::uint64_t, bool> waiters_;  // id -> one look; ids increase, so begin() waited longest
+    std::set<std::uint64_t> one_looks_;      // the one-look waiters among them (failing them walks only these)
     std::set<std::uint64_t> holders_;
     std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
     std::uint64_t holder_gen_ = 0;
