@@ -16,7 +16,9 @@ namespace zklock {
 
 struct mutex_options {
     /// How many times in a row the lock may pass between coroutines of this session, without a round trip,
-    /// before its node is released so that other processes get their turn. 0: every hand-off goes through
+    /// once another process waits for it: then the node is released so that the other process gets its
+    /// turn. While nobody else waits the node stays (at the bound the session starts watching the lock
+    /// directory, and one notification tells it when someone queues). 0: every hand-off goes through
     /// ZooKeeper (strict FIFO across processes, one node per waiting coroutine's turn).
     std::size_t local_handoff_limit = 10;
     /// Keep the lock node after the last local release while no other process waits, so that this
@@ -44,7 +46,7 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&,
  * getChildren pipelined behind the create (an uncontended acquire is one round trip), and a watch on the
  * one contender just ahead (no herd). All mutexes of one session on one path share one node: their
  * coroutines queue locally and the lock passes between them without a round trip, up to
- * `local_handoff_limit` times in a row.
+ * `local_handoff_limit` times in a row once another process waits (without limit while none does).
  *
  * Not implicitly reentrant: a coroutine that acquires twice waits for itself. Re-entry is explicit:
  * `acquire(held_guard)` (below).

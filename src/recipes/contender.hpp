@@ -28,6 +28,8 @@ public:
     void start() { perform(machine_.start()); }
     /// Nobody wants the lock any more: delete the node now, or when its create completes.
     void abandon() { perform(machine_.abandon()); }
+    /// From now on, report another contender queuing behind the held node (followers_waiting).
+    void watch_followers() { perform(machine_.follow()); }
     /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
     void release(handler<> done);
 

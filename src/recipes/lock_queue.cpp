@@ -187,6 +187,7 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
         case contender_action::type::failed: return m.on_failed(report.ec);
         case contender_action::type::lost: return m.on_lost(report.ec);
         case contender_action::type::revoke_requested: return m.on_revoke_requested();
+        case contender_action::type::followers_none: return m.on_followers_none();
         default: return m.on_followers_waiting();
         }
     });
@@ -261,6 +262,9 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
                                                      ? error_code{}
                                                      : error_code(asio::error::operation_aborted));
             }
+            break;
+        case type::watch_followers:
+            if (current_) current_->watch_followers();
             break;
         case type::arm_loss_clock: arm_loss_clock(weak_from_this()); break;
         case type::cancel_loss_clock: cancel_loss_clock(); break;

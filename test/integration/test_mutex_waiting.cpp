@@ -5,6 +5,8 @@
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
+#include <set>
+
 using namespace test;
 using namespace mutex_test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -268,3 +270,61 @@ BOOST_AUTO_TEST_CASE(callbacks_and_futures_work_too)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Lock cohorting bounded by real contention: while no other process waits, the session's node stays far
+// beyond local_handoff_limit; once one queues, it gets the lock within the bound's grants (the watch
+// notification is all it waits for). Exclusion across both sessions is checked throughout.
+BOOST_AUTO_TEST_CASE(the_handoff_bound_applies_once_another_process_waits)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("cohort");
+        constexpr std::size_t limit = 5;
+        mutex a(ss[0], path, {.local_handoff_limit = limit, .linger = false, .acl = zklock::open_acl()});
+        mutex b(ss[1], path);
+        int inside = 0, violations = 0, finished = 0;
+        std::size_t grants = 0;
+        bool stop = false;
+        std::set<std::string> nodes;  // session a's lock nodes
+        auto worker = [&]() -> asio::awaitable<void> {
+            while (!stop) {
+                auto g = co_await a.acquire(30s, use_awaitable);
+                if (inside++ != 0) ++violations;
+                ++grants;
+                nodes.insert(g.node());
+                asio::steady_timer work(ioc, 2ms);  // the critical section's work
+                co_await work.async_wait(use_awaitable);
+                --inside;
+                co_await g.release(use_awaitable);
+            }
+            ++finished;
+        };
+        for (int i = 0; i < 4; ++i) asio::co_spawn(ioc, worker(), asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return grants >= 10 * limit; }));
+        BOOST_TEST(nodes.size() == 1u);  // nobody else waited: one node for all those grants
+
+        // Counted from the moment b's node is queued (b hears its place), not from the call: its create
+        // and the server's fsync come first.
+        std::optional<std::size_t> queued_at;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec, place] = co_await b.async_wait_place(0, tuple_awaitable);
+            if (!ec && place > 0) queued_at = grants;
+        }, asio::detached);
+        auto gb = co_await b.acquire(30s, use_awaitable);
+        BOOST_TEST_REQUIRE(queued_at.has_value());
+        const auto during = grants - *queued_at;
+        BOOST_TEST(during <= limit, during << " local grants while another process waited");
+        if (inside != 0) ++violations;
+        asio::steady_timer work(ioc, 2ms);
+        co_await work.async_wait(use_awaitable);
+        if (inside != 0) ++violations;
+        co_await gb.release(use_awaitable);
+        stop = true;
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return finished == 4; }));
+        BOOST_TEST(violations == 0);
+        BOOST_TEST(nodes.size() >= 2u);  // the node went for b, and a made another
+        BOOST_TEST((co_await children(ss[1], path)).empty());
+    });
+}

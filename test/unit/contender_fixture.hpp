@@ -32,7 +32,8 @@ inline const char* name_of(T t)
     static const char* const words[] = {"create_node", "create_container", "exists", "list", "get_data",
                                         "probe_delete", "sync", "await_watch", "drop_watch", "delete_node",
                                         "release_node", "await_connected", "note_permitted", "acquired", "waiting",
-                                        "failed", "lost", "followers_waiting", "revoke_requested", "schema_found"};
+                                        "failed", "lost", "followers_waiting", "revoke_requested", "schema_found",
+                                        "followers_none"};
     return words[static_cast<int>(t)];
 }
 

@@ -172,8 +172,9 @@ BOOST_FIXTURE_TEST_CASE(a_holding_reader_lingers_beside_readers_but_not_before_a
     show(m.on_listed(r, listing::place, ok, {own}));
     const auto reader_after = seq_name("_c_v-__READ__", 7), writer_after = seq_name("_c_v-__WRIT__", 8);
     const auto writer_before = seq_name("_c_v-__WRIT__", 2);  // (gone by now in a real listing; ahead anyway)
-    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, reader_after})) == "await_watch[followers]");
-    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {writer_before, own})) == "await_watch[followers]");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, reader_after})) == "await_watch[followers] followers_none");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {writer_before, own})) ==
+               "await_watch[followers] followers_none");
     BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, reader_after, writer_after})) == "followers_waiting");
 }
 
@@ -234,7 +235,8 @@ BOOST_FIXTURE_TEST_CASE(holder_watches_for_followers_when_asked, fixture)
     auto out = m.on_listed(r, listing::place, ok, {own});
     BOOST_TEST(show(out) == "list[followers] get_data(" + own + ") acquired");
     BOOST_TEST((out[0].slot == watch_slot::followers));
-    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, "config", "locks"})) == "await_watch[followers]");
+    BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, "config", "locks"})) ==
+               "await_watch[followers] followers_none");
     BOOST_TEST(show(m.on_watch_fired(0, watch_slot::followers, ok, wet::children_changed)) == "list[followers]");
     BOOST_TEST(show(m.on_listed(0, listing::followers, ok, {own, seq_name("_c_v-lock-", 9)})) == "followers_waiting");
     BOOST_TEST(show(m.on_listed(0, listing::followers, conn_loss, {})) == "await_connected[watch_followers] waiting");

@@ -18,10 +18,11 @@ BOOST_FIXTURE_TEST_CASE(grants_in_fifo_order_on_one_node, fixture)
     BOOST_TEST(out[0].id == 1u);
     BOOST_TEST(out[0].seq == 0u);
     out = release(out[0].holder);
-    BOOST_TEST(kinds(out) == "grant arm_loss_clock release_done");  // a local hand-off, no round trip
+    // A local hand-off, no round trip; the contender is asked to report other processes queuing behind.
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock watch_followers release_done");
     BOOST_TEST(out[0].id == 2u);
     BOOST_TEST(out[0].seq == 1u);
-    BOOST_TEST(!out[2].ec);
+    BOOST_TEST(!out[3].ec);
     out = release(out[0].holder);
     BOOST_TEST(out[0].id == 3u);
     BOOST_TEST(out[0].seq == 2u);
@@ -31,20 +32,70 @@ BOOST_FIXTURE_TEST_CASE(grants_in_fifo_order_on_one_node, fixture)
     BOOST_TEST(!q.has_holders());
 }
 
-BOOST_FIXTURE_TEST_CASE(handoff_limit_bounds_the_grants_per_node, fixture)
+BOOST_FIXTURE_TEST_CASE(handoff_limit_bounds_the_grants_once_another_process_waits, fixture)
 {
     remake(false, 2, false);
-    for (std::uint64_t id = 1; id <= 4; ++id) acquire(id);
+    for (std::uint64_t id = 1; id <= 5; ++id) acquire(id);
     auto out = at().on_acquired();
-    for (std::uint64_t id = 2; id <= 3; ++id) {  // two hand-offs after the first grant
-        out = release(out[0].holder);
-        BOOST_TEST(granted(out) == ids{id});
-    }
-    out = release(out[0].holder);
-    BOOST_TEST(kinds(out) == "cancel_loss_clock release_contender start_contender");  // others get their turn
-    out = at().on_acquired();
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock");
+    out = release(out[0].holder);  // the first local hand-off: the contender is asked who queues behind
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock watch_followers release_done");
+    BOOST_TEST(granted(out) == ids{2});
+    out = release(out[0].holder);  // within the bound
+    BOOST_TEST(granted(out) == ids{3});
+    auto h3 = out[0].holder;
+    out = release(h3);  // beyond it, the answer not in yet: the hand-off waits for it
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_done");
+    BOOST_TEST(!q.has_holders());
+    out = at().on_followers_none();  // nobody else waits: the node stays and the hand-off goes on
     BOOST_TEST(granted(out) == ids{4});
+    out = release(out[0].holder);
+    BOOST_TEST(granted(out) == ids{5});
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock release_done");  // asked once per node
+    acquire(6);
+    BOOST_TEST(at().on_followers_waiting().empty());  // another process queues behind the node
+    out = release(out[0].holder);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_contender start_contender");  // it gets its turn now
+    out = at().on_acquired();
+    BOOST_TEST(granted(out) == ids{6});
     BOOST_TEST(out[0].seq == 0u);  // counted per node
+}
+
+BOOST_FIXTURE_TEST_CASE(a_hand_off_paused_at_the_bound_yields_when_another_process_waits, fixture)
+{
+    remake(false, 1, false);
+    for (std::uint64_t id = 1; id <= 3; ++id) acquire(id);
+    auto out = release(holder(at().on_acquired(), 1));
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock watch_followers release_done");
+    out = release(out[0].holder);  // beyond the bound, the answer still out
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_done");
+    BOOST_TEST(kinds(acquire(4, true)) == "fail_waiter");  // a one look sees the queue
+    out = at().on_followers_waiting();  // someone queued: the node goes, ours queues again behind
+    BOOST_TEST(kinds(out) == "release_contender start_contender");
+    BOOST_TEST(granted(at().on_acquired()) == ids{3});
+}
+
+BOOST_FIXTURE_TEST_CASE(under_steady_contention_the_node_goes_at_the_bound_without_waiting, fixture)
+{
+    remake(false, 1, false);
+    for (std::uint64_t id = 1; id <= 40; ++id) acquire(id);
+    // A node: hand-off, then the answer says another process waits: the node goes at the bound.
+    auto out = release(holder(at().on_acquired(), 1));
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock watch_followers release_done");
+    at().on_followers_waiting();
+    out = release(out[0].holder);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_contender start_contender");
+    // The next nodes: their answer is not in at the bound, and history says contended: no waiting.
+    std::size_t paused_after = 0;
+    for (std::size_t node = 1; node <= local_queue::relook_every + 1 && paused_after == 0; ++node) {
+        out = release(at().on_acquired()[0].holder);  // the first hand-off asks again
+        out = release(out[0].holder);
+        if (kinds(out) == "cancel_loss_clock release_done") paused_after = node;  // waits for the answer
+        else BOOST_TEST(kinds(out) == "cancel_loss_clock release_contender start_contender");
+    }
+    BOOST_TEST(paused_after == local_queue::relook_every + 1);  // every relook_every nodes it looks again
+    out = at().on_followers_none();  // the rivals left: the hand-off goes on, beyond the bound
+    BOOST_TEST(granted(out).size() == 1u);
 }
 
 BOOST_FIXTURE_TEST_CASE(handoff_limit_zero_makes_a_node_per_grant, fixture)
@@ -186,6 +237,7 @@ BOOST_FIXTURE_TEST_CASE(enter_counts_toward_the_handoff_limit, fixture)
     acquire(2);
     const auto h2 = at().enter(h);
     BOOST_TEST(at().next_seq() == 2u);
+    at().on_followers_waiting();  // another process waits: the bound applies
     release(h);
     BOOST_TEST(kinds(release(h2)) == "cancel_loss_clock release_contender start_contender");
 }

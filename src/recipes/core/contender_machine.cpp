@@ -178,8 +178,12 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
             break;
         }
         if (ec) break;
-        if (someone_waits_behind(kind_, names, name_)) out.push_back({.what = type::followers_waiting});
-        else out.push_back({.what = type::await_watch, .slot = watch_slot::followers});
+        if (someone_waits_behind(kind_, names, name_)) {
+            out.push_back({.what = type::followers_waiting});
+        } else {
+            out.push_back({.what = type::await_watch, .slot = watch_slot::followers});
+            out.push_back({.what = type::followers_none});
+        }
         break;
     }
     return out;
@@ -242,6 +246,15 @@ contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, wa
     case watch_slot::followers: watch_followers(out); break;
     case watch_slot::none: break;
     }
+    return out;
+}
+
+contender_machine::actions contender_machine::follow()
+{
+    actions out;
+    if (finished_ || watch_followers_) return out;
+    watch_followers_ = true;
+    if (phase_ == phase::held) watch_followers(out);  // else become_holder starts it
     return out;
 }
 

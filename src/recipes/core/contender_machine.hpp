@@ -60,6 +60,7 @@ struct contender_action {
         followers_waiting,  ///< another contender queued behind our held node
         revoke_requested,   ///< someone asked the holder to let go (Curator's "__REVOKE__" in our node's data)
         schema_found,       ///< `path`: words for the foreign schema in the directory (for the log)
+        followers_none,     ///< a listing while held found nobody queued behind our node (the watch stays)
     };
     type what{};
     std::string path{};
@@ -84,6 +85,7 @@ public:
     actions start();
     actions abandon();  ///< nobody wants the lock: give the node up (now, or when its create lands)
     actions release();  ///< delete the node; release_node comes out even without one (path empty)
+    actions follow();   ///< from now on report followers_waiting while held (a child watch on the directory)
 
     // Answers and notifications.
     actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid);

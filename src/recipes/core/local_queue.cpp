@@ -53,6 +53,8 @@ void local_queue::advance(actions& out)
     if (!contender_) {
         contender_ = true;
         followers_waiting_ = false;  // a new node: nobody queues behind it yet (heard before or after acquired)
+        followers_watched_ = opts_.shared || opts_.linger;  // the shell starts those contenders watching
+        followers_clear_ = false;
         revoke_requested_ = false;
         out.push_back({.what = type::start_contender});
     }
@@ -61,6 +63,7 @@ void local_queue::advance(actions& out)
 void local_queue::grant_available(actions& out)
 {
     if (!holders_.empty() && !may_join()) return;
+    if (answer_pending()) return;  // on_followers_none or on_followers_waiting decides
     grant(out);
     while (opts_.shared && !waiters_.empty() && may_join()) grant(out);
     fail_one_looks(out);  // the lock is taken now (or the readers' bound is reached)
@@ -76,6 +79,12 @@ void local_queue::grant(actions& out)
     holders_.insert(holder);
     out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
     out.push_back({.what = type::arm_loss_clock});
+    // The first local hand-off: ask the contender who queues behind the node, so that the answer is in
+    // (usually) before the bound is reached.
+    if (!opts_.shared && opts_.handoff_limit > 0 && !followers_watched_ && grants_ >= 2 && should_look()) {
+        followers_watched_ = true;
+        out.push_back({.what = type::watch_followers});
+    }
 }
 
 void local_queue::fail_one_looks(actions& out)
@@ -143,12 +152,19 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
     lost_reason_ = {};
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
     const bool keep = !lost && node_usable();
+    if (keep && !waiters_.empty() && answer_pending()) {
+        out.push_back({.what = type::cancel_loss_clock});  // nobody holds while the answer is out
+        out.push_back({.what = type::release_done});
+        return out;
+    }
     if (keep && !waiters_.empty() && within_bound()) {
         grant_available(out);  // cohort hand-off: the node stays, the next local coroutine holds it
         out.push_back({.what = type::release_done});
         return out;
     }
     out.push_back({.what = type::cancel_loss_clock});
+    if (keep && contended_ && !followers_watched_ && grants_ > opts_.handoff_limit)
+        ++unanswered_nodes_;  // let go at the bound, unasked, on the contended history
     if (keep && waiters_.empty() && opts_.linger && !followers_waiting_) {
         out.push_back({.what = type::release_done});  // the node lingers for our next acquire
         return out;
@@ -269,10 +285,29 @@ local_queue::actions local_queue::on_lost(error_code ec)
     return out;
 }
 
+local_queue::actions local_queue::on_followers_none()
+{
+    actions out;
+    followers_clear_ = true;
+    contended_ = false;
+    unanswered_nodes_ = 0;
+    if (holders_.empty() && node_usable() && !waiters_.empty()) grant_available(out);  // a paused hand-off goes on
+    return out;
+}
+
 local_queue::actions local_queue::on_followers_waiting()
 {
     actions out;
     followers_waiting_ = true;
+    contended_ = true;
+    unanswered_nodes_ = 0;
+    // A hand-off paused at the bound: the other process gets its turn now.
+    if (holders_.empty() && !waiters_.empty() && contender_ && node_held_ && !within_bound()) {
+        drop_contender();
+        out.push_back({.what = type::release_contender});
+        advance(out);
+        return out;
+    }
     // A lingering node (held, but by none of our coroutines) goes at once.
     if (holders_.empty() && waiters_.empty() && contender_) {
         drop_contender();

@@ -4,7 +4,8 @@
 // passes between them without a round trip, up to `handoff_limit` times in a row (lock cohorting, Dice
 // et al. 2012), so that other processes still get their turn. In shared mode (the read side of a
 // read/write lock) every waiter may join a held node: freely while no writer queues behind it (the
-// contender watches for followers while it holds a read node), within the same bound once one does. The shell
+// contender watches for followers while it holds a read node), within the same bound once one does. A mutex's
+// node passes beyond the bound too, as long as no other process queues behind it (see within_bound). The shell
 // (recipes/lock_queue.cpp) keeps the timers and completions, and performs the actions.
 #pragma once
 
@@ -39,6 +40,7 @@ struct queue_action {
         cancel_loss_clock,
         notify_revoked,     ///< revocation listener `id` completes: someone asked the holders to let go
         abort_revoke_waiter,  ///< revocation listener `id` completes with operation_aborted
+        watch_followers,      ///< the contender should report another process queuing behind the held node
     };
     type what{};
     std::uint64_t id = 0;
@@ -59,6 +61,10 @@ public:
     };
 
     explicit local_queue(options o) : opts_(o) {}
+
+    /// Under steady contention, how many nodes go at the bound unasked before the contender is asked
+    /// again whether anybody else still waits (see should_look).
+    static constexpr std::size_t relook_every = 8;
 
     /// What the shell knows of the session right now (set before every event): connected, and the
     /// error of its end once final.
@@ -87,6 +93,7 @@ public:
     actions on_failed(error_code ec);
     actions on_lost(error_code ec);
     actions on_followers_waiting();
+    actions on_followers_none();  ///< the contender looked: nobody queues behind the node (yet)
     actions on_revoke_requested();
 
     // From the session and the shell's timers.
@@ -110,9 +117,27 @@ public:
 
 private:
     bool node_usable() const noexcept { return node_held_ && connected_; }
-    /// Readers join a held read node freely while no writer queues behind it; once one does, only within
-    /// the hand-off bound, so that the writer gets its turn.
-    bool within_bound() const noexcept { return grants_ <= opts_.handoff_limit || (opts_.shared && !followers_waiting_); }
+    /// Lock cohorting bounded by real contention: beyond `handoff_limit` grants the node stays only while
+    /// nobody else queues behind it (another process, or for readers a writer). Readers always watch for
+    /// followers; a mutex's node is asked to at its first local hand-off, and beyond the bound it passes
+    /// on only once the contender has looked and found nobody (followers_clear_). A limit of 0 stays strict.
+    bool within_bound() const noexcept
+    {
+        if (grants_ <= opts_.handoff_limit || followers_waiting_) return grants_ <= opts_.handoff_limit;
+        return opts_.shared || (opts_.handoff_limit > 0 && followers_clear_);
+    }
+    /// Beyond the bound with the contender's look at the current node still out.
+    bool answer_pending() const noexcept
+    {
+        return !opts_.shared && opts_.handoff_limit > 0 && followers_watched_ && !followers_clear_ &&
+               !followers_waiting_ && grants_ > opts_.handoff_limit;
+    }
+    /// Whether to ask the contender about followers at a node's first local hand-off: when the last answer
+    /// said nobody else waits, or none was asked for `relook_every` nodes (so that a session whose rivals
+    /// left learns it). Under steady contention the node goes at the bound without asking or waiting, as
+    /// it always did; when asked, the hand-off beyond the bound waits for the answer (answer_pending).
+    bool should_look() const noexcept { return !contended_ || unanswered_nodes_ >= relook_every; }
+
     bool may_join() const noexcept { return opts_.shared && within_bound() && !lost_reason_ && !end_; }
     void advance(actions& out);
     void grant_available(actions& out);
@@ -134,6 +159,10 @@ private:
     bool contender_ = false, node_held_ = false, queued_ = false;
     std::uint64_t grants_ = 0;      // grants since the current node became the head
     bool followers_waiting_ = false;  // another contender queues behind the node we hold
+    bool followers_watched_ = false;  // the contender reports followers of the current node
+    bool followers_clear_ = false;    // ... and its look found nobody behind it
+    bool contended_ = false;          // the last answer heard: another process queued behind our node
+    std::size_t unanswered_nodes_ = 0;  // nodes let go at the bound, unasked, since the last answer
     error_code lost_reason_;
     std::map<std::uint64_t, std::uint64_t> lost_waiters_;  // listener id -> holder
     std::map<std::uint64_t, std::uint64_t> revoke_waiters_;  // listener id -> holder
