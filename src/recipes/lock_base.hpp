@@ -84,6 +84,15 @@ protected:
         auto it = leases_.find(holder);
         return it == leases_.end() ? std::nullopt : std::optional<time_point>(it->second->expiry());
     }
+    /// The end of `holder`'s lease on the wall clock (ms since the epoch), for the node's data.
+    std::optional<std::int64_t> lease_end_ms(std::uint64_t holder) const
+    {
+        const auto end = lease_end(holder);
+        if (!end) return std::nullopt;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - std::chrono::steady_clock::now());
+        return std::chrono::duration_cast<std::chrono::milliseconds>((std::chrono::system_clock::now() + left).time_since_epoch())
+            .count();
+    }
     /// `holder`'s lease ran out.
     virtual void lease_ran_out(std::uint64_t holder) = 0;
     /// A lease was given or extended (the recipe may publish it in its node's data).
@@ -99,19 +108,19 @@ protected:
     virtual bool has_holders() const = 0;
     /// The grace ran out: tell every holder ownership_uncertain.
     virtual void grace_passed() = 0;
-    /// (Re)starts the clock; `self` is this state, held weakly by the timer's handler.
-    void arm_loss_clock(std::weak_ptr<lock_base> self)
+    /// (Re)starts the clock (its handler holds this state weakly).
+    void arm_loss_clock()
     {
         if (!has_holders()) return;
         loss_clock_.expires_at(s->last_answered_send() + s->loss_grace());
         // Whoever holds when the grace runs out is told, even if the lock changed hands meanwhile.
-        loss_clock_.async_wait([self = std::move(self)](error_code ec) mutable {
+        loss_clock_.async_wait([self = weak_self()](error_code ec) {
             auto q = self.lock();
             if (!q || ec || !q->has_holders()) return;
             if (std::chrono::steady_clock::now() >= q->s->last_answered_send() + q->s->loss_grace())
                 q->grace_passed();
             else
-                q->arm_loss_clock(std::move(self));  // a newer answer came: count from it
+                q->arm_loss_clock();  // a newer answer came: count from it
         });
     }
     void cancel_loss_clock() { loss_clock_.cancel(); }

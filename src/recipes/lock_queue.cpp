@@ -266,7 +266,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::watch_followers:
             if (current_) current_->watch_followers();
             break;
-        case type::arm_loss_clock: arm_loss_clock(weak_from_this()); break;
+        case type::arm_loss_clock: arm_loss_clock(); break;
         case type::cancel_loss_clock: cancel_loss_clock(); break;
         }
     }
@@ -290,15 +290,12 @@ void lock_queue::publish_lease()
     }
     std::optional<std::int64_t> until;
     for (const auto h : machine_.holder_ids()) {
-        const auto end = lease_end(h);
+        const auto end = lease_end_ms(h);
         if (!end) {
             until.reset();
             break;
         }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - std::chrono::steady_clock::now());
-        const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
-            (std::chrono::system_clock::now() + left).time_since_epoch()).count();
-        until = std::max(until.value_or(wall), wall);
+        until = std::max(until.value_or(*end), *end);
     }
     if (until == published_) return;
     published_ = until;

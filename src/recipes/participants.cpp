@@ -67,6 +67,19 @@ void read_nodes(const std::shared_ptr<snapshot>& snap)
         });
 }
 
+/// A node in the list, before its data is read.
+participant entry(std::string node, std::string role, bool holds)
+{
+    return {.node = std::move(node),
+            .role = std::move(role),
+            .holds = holds,
+            .owner = {},
+            .lease_until = std::nullopt,
+            .created = {},
+            .revoke_requested = false,
+            .session_id = 0};
+}
+
 std::string role_of(const child_role& r)
 {
     if (r.schema == lock_schema::read_write) return r.excludes_readers ? "write" : "read";
@@ -76,14 +89,7 @@ std::string role_of(const child_role& r)
 void add_queue(snapshot& snap, const std::string& dir, const std::vector<std::string>& children, bool waiters)
 {
     for (auto& q : queue_order(children))
-        snap.nodes.push_back({.node = dir + "/" + q.name,
-                              .role = waiters ? "waiter" : role_of(q.role),
-                              .holds = !waiters && q.holds,
-                              .owner = {},
-                              .lease_until = std::nullopt,
-                              .created = {},
-                              .revoke_requested = false,
-                              .session_id = 0});
+        snap.nodes.push_back(entry(dir + "/" + q.name, waiters ? "waiter" : role_of(q.role), !waiters && q.holds));
 }
 
 // A semaphore: its leases in sequence order, then the sessions queued for its internal lock.
@@ -98,14 +104,7 @@ void read_semaphore(const std::shared_ptr<snapshot>& snap, const std::string& pa
         });
         for (auto& l : leases)
             if (parse_sequence(l))
-                snap->nodes.push_back({.node = path + "/leases/" + l,
-                                       .role = "lease",
-                                       .holds = true,
-                                       .owner = {},
-                                       .lease_until = std::nullopt,
-                                       .created = {},
-                                       .revoke_requested = false,
-                                       .session_id = 0});
+                snap->nodes.push_back(entry(path + "/leases/" + l, "lease", true));
         snap->s->get_children(path + "/locks", nullptr, [snap, path](error_code lec, std::vector<std::string> locks, stat) {
             if (lec && lec != zk_errc::no_node) return snap->finish(lec);
             const auto first_waiter = snap->nodes.size();

@@ -144,7 +144,7 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
     }
     complete(id, {}, std::move(guards));
     update_keepalive();
-    arm_loss_clock(weak_from_this());
+    arm_loss_clock();
 }
 
 void semaphore_queue::update_keepalive()
@@ -208,18 +208,25 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
         if (done) done->complete(*s, zklock::error::not_held);
         return;
     }
-    auto l = std::move(it->second);
-    held_.erase(it);
-    drop_listeners(holder);
+    auto l = take(it);
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
-    if (held_.empty()) cancel_loss_clock();
-    update_keepalive();
     if (lost) {
         if (done) done->complete(*s, lost);
         delete_node(s, l.lease.node, {});
         return;
     }
     pass_on(std::move(l.lease), l.local, done);
+}
+
+semaphore_queue::held_lease semaphore_queue::take(std::map<std::uint64_t, held_lease>::iterator it)
+{
+    const auto holder = it->first;
+    auto l = std::move(it->second);
+    held_.erase(it);
+    drop_listeners(holder);
+    if (held_.empty()) cancel_loss_clock();
+    update_keepalive();
+    return l;
 }
 
 // Enforced here, whatever the holder's code is doing: its listeners hear lease_expired, and the lease
@@ -230,12 +237,8 @@ void semaphore_queue::lease_ran_out(std::uint64_t holder)
     if (it == held_.end() || lost(holder)) return;
     s->log->write(log_level::warning, "zklock: a lease of the semaphore " + path + " ran out; it was released");
     lose(holder, zklock::error::lease_expired);
-    auto l = std::move(it->second);
-    held_.erase(it);
-    drop_listeners(holder);
+    auto l = take(it);
     expired_.insert(holder);
-    if (held_.empty()) cancel_loss_clock();
-    update_keepalive();
     pass_on(std::move(l.lease), l.local, nullptr);
 }
 
@@ -273,13 +276,7 @@ void semaphore_queue::leases_changed()
 void semaphore_queue::publish_lease(std::uint64_t holder)
 {
     auto& l = held_.at(holder).lease;
-    std::optional<std::int64_t> until;
-    if (auto end = lease_end(holder)) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - std::chrono::steady_clock::now());
-        until = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    (std::chrono::system_clock::now() + left).time_since_epoch()).count();
-    }
-    s->set_data(l.node, encode_node_data(s->cfg.owner, until), l.data_version,
+    s->set_data(l.node, encode_node_data(s->cfg.owner, lease_end_ms(holder)), l.data_version,
                 [w = weak_from_this(), holder](error_code ec, stat st) {
                     auto q = w.lock();
                     if (!q || ec || !q->held_.count(holder)) return;  // bad_version: a revocation was written

@@ -79,6 +79,8 @@ private:
     void grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local);
     /// A lease node let go by its holder (released, or its lease ran out) goes to a local waiter, or is
     /// deleted; `done` (may be null) hears the outcome.
+    /// Takes `it`'s lease out of the held ones (its listeners aborted, the loss clock and keepalive updated).
+    held_lease take(std::map<std::uint64_t, held_lease>::iterator it);
     void pass_on(lease_node l, std::uint64_t local, const std::shared_ptr<pending_release>& done);
     /// Writes `holder`'s lease deadline into its node's data (see core/node_data.hpp).
     void publish_lease(std::uint64_t holder);
