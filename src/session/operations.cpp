@@ -128,6 +128,7 @@ void session_impl::start_request(const char* kind, error_code refused, handler<A
     r->owner = shared_from_this();
     r->h = std::move(h);
     if (ws.w) r->watch = prepare_watch(ws.w, *ws.path, ws.kind);
+    cork();
     int rc;
     {
         c_call scope(log.get());

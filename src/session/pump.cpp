@@ -4,6 +4,9 @@
 #include <algorithm>
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +17,7 @@ namespace zklock::detail {
 // interest -> wait for the socket or the C client's timeout -> process -> interest ...
 void session_impl::pump()
 {
+    uncork();
     if (!zh_ || is_final(state)) return;
     int fd = -1, interest = 0;
     timeval tv{};
@@ -37,10 +41,19 @@ void session_impl::pump()
         if ((interest & ZOOKEEPER_READ) && !read_armed_) arm(asio::posix::stream_descriptor::wait_read, read_armed_, ZOOKEEPER_READ);
         if ((interest & ZOOKEEPER_WRITE) && !write_armed_) arm(asio::posix::stream_descriptor::wait_write, write_armed_, ZOOKEEPER_WRITE);
     }
-    timer_.expires_after(std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec));
+    // Re-armed only when the C client's deadline comes sooner: a timer re-armed at every pass would cost
+    // a cancelled wait (a handler) per answer. Firing before a deadline that moved later is harmless.
+    const auto due = std::chrono::steady_clock::now() + std::chrono::seconds(tv.tv_sec) +
+                     std::chrono::microseconds(tv.tv_usec);
+    if (timer_armed_ && timer_.expiry() <= due) return;
+    timer_armed_ = true;
+    timer_.expires_at(due);
     timer_.async_wait([w = weak_from_this()](error_code ec) {
-        if (ec) return;
-        if (auto self = w.lock()) self->process(0);
+        if (ec) return;  // cancelled by a sooner deadline, which armed it again
+        if (auto self = w.lock()) {
+            self->timer_armed_ = false;
+            self->process(0);
+        }
     });
 }
 
@@ -64,7 +77,26 @@ void session_impl::process(int events)
     // zookeeper_process also says ZINVALIDSTATE when it merely has no socket (between connection
     // attempts): only the handle's own state tells an expired session.
     if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
+    if (events & ZOOKEEPER_READ) drain_answers();
     pump();
+}
+
+// zookeeper_process reads one answer per call: with many requests in flight, going back to the reactor
+// after each (a wait, a readiness event, a re-arm) would cost more than the answer. The answers already
+// in the socket are read here, a bounded number, so that other handlers still get their turn.
+void session_impl::drain_answers()
+{
+    for (int i = 0; i < 64 && zh_ && !is_final(state) && sock_.is_open(); ++i) {
+        int available = 0;
+        if (::ioctl(sock_.native_handle(), FIONREAD, &available) != 0 || available <= 0) return;
+        int rc;
+        {
+            c_call scope(log.get());
+            rc = zookeeper_process(zh_, ZOOKEEPER_READ);
+        }
+        if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
+        if (rc != ZOK) return;  // connection loss and the like: the pump takes it from here
+    }
 }
 
 // Several requests made in one handler share one pump pass; every zoo_a* may leave bytes unsent (or
@@ -127,9 +159,28 @@ void session_impl::watch_handshake()
     });
 }
 
+// The C client sends each request as two writes (its length, then its body) and flushes at every call;
+// on its TCP_NODELAY socket each write is a segment, and each segment wakes the server. Corked from the
+// first request of a turn of the loop until the pump that kick() posted for it runs, a turn's requests
+// leave together. The pump always runs (kick), so nothing waits for the kernel's 200 ms cork limit.
+void session_impl::cork()
+{
+    if (corked_ || !sock_.is_open() || state != session_state::connected) return;
+    int on = 1;
+    if (::setsockopt(sock_.native_handle(), IPPROTO_TCP, TCP_CORK, &on, sizeof on) == 0) corked_ = true;
+}
+
+void session_impl::uncork()
+{
+    if (!std::exchange(corked_, false) || !sock_.is_open()) return;
+    int off = 0;
+    ::setsockopt(sock_.native_handle(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+}
+
 void session_impl::close_socket()
 {
     ++sock_gen_;
+    corked_ = false;
     read_armed_ = write_armed_ = false;
     if (sock_.is_open()) {
         error_code ignored;

@@ -228,7 +228,14 @@ private:
     ino_t sock_ino_ = 0;
     std::uint64_t sock_gen_ = 0;
     bool read_armed_ = false, write_armed_ = false, kick_posted_ = false;
+    /// The requests of one turn of the loop leave in one TCP segment (see cork()).
+    bool corked_ = false;
+    void cork();
+    void uncork();
+    /// Reads every answer already in the socket, up to a bound, before going back to the reactor.
+    void drain_answers();
     asio::steady_timer timer_;
+    bool timer_armed_ = false;
     asio::steady_timer connect_timer_;
     handler<> connect_handler_;
 
