@@ -42,9 +42,9 @@ semaphore_queue::~semaphore_queue()
         std::visit([&](auto& h) { s->post_completion(std::move(h), error_code(asio::error::operation_aborted), {}); },
                    w.h);
     }
-    for (auto& [id, lw] : lost_waiters_)
-        s->post_completion(std::move(lw.second), error_code(asio::error::operation_aborted), error_code{});
-    for (auto& [id, rw] : revoke_waiters_) s->post_completion(std::move(rw.second), error_code(asio::error::operation_aborted));
+    for (auto& [id, h] : lost_waiters_.take_all())
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
+    for (auto& [id, h] : revoke_waiters_.take_all()) s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
 }
 
 void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h)
@@ -57,6 +57,7 @@ void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease
     if (!ec && one_look && (!waiters_.empty() || s->state != session_state::connected)) ec = zklock::error::timeout;
     auto& w = waiters_[id];
     w = waiter{n, one_look, d, std::move(h), nullptr, lease};
+    if (n == 1) singles_.insert(id);
     if (ec) return complete(id, ec, {});
     if (d) {
         w.timer = std::make_unique<asio::steady_timer>(
@@ -82,6 +83,7 @@ void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guar
     if (it == waiters_.end()) return;
     auto w = std::move(it->second);
     waiters_.erase(it);
+    singles_.erase(id);
     if (w.timer) w.timer->cancel();
     if (auto* one = std::get_if<handler<guard>>(&w.h))
         s->post_completion(std::move(*one), ec, leases.empty() ? guard{} : std::move(leases.front()));
@@ -186,14 +188,7 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
     if (it == held_.end()) return;
     if (!loss_replaces(it->second.lost, why)) return;
     it->second.lost = why;
-    for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
-        if (lw->second.first != holder) {
-            ++lw;
-            continue;
-        }
-        s->post_completion(std::move(lw->second.second), error_code{}, why);
-        lw = lost_waiters_.erase(lw);
-    }
+    for (auto& [id, h] : lost_waiters_.take(holder)) s->post_completion(std::move(h), error_code{}, why);
 }
 
 void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
@@ -248,12 +243,9 @@ void semaphore_queue::pass_on(lease_node l, std::uint64_t local, const std::shar
     // one whose own run is not under way (that run goes on, and may add a lease), else the running one.
     if (s->state == session_state::connected && handoffs_ < opts.local_handoff_limit) {
         std::uint64_t to = 0;
-        for (const auto& [id, w] : waiters_)
-            if (w.n == 1 && id != run_for_) {
-                to = id;
-                break;
-            }
-        if (!to && !waiters_.empty() && waiters_.begin()->second.n == 1) to = waiters_.begin()->first;
+        for (auto it = singles_.begin(); !to && it != singles_.end(); ++it)  // two steps at most
+            if (*it != run_for_) to = *it;
+        if (!to && !singles_.empty()) to = *singles_.begin();
         if (to) {
             ++handoffs_;
             if (to == run_for_) end_run();
@@ -286,35 +278,16 @@ void semaphore_queue::publish_lease(std::uint64_t holder)
 
 void semaphore_queue::drop_listeners(std::uint64_t holder)
 {
-    for (auto lw = lost_waiters_.begin(); lw != lost_waiters_.end();) {
-        if (lw->second.first != holder) {
-            ++lw;
-            continue;
-        }
-        s->post_completion(std::move(lw->second.second), error_code(asio::error::operation_aborted), error_code{});
-        lw = lost_waiters_.erase(lw);
-    }
-    for (auto rw = revoke_waiters_.begin(); rw != revoke_waiters_.end();) {
-        if (rw->second.first != holder) {
-            ++rw;
-            continue;
-        }
-        s->post_completion(std::move(rw->second.second), error_code(asio::error::operation_aborted));
-        rw = revoke_waiters_.erase(rw);
-    }
+    for (auto& [id, h] : lost_waiters_.take(holder))
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
+    for (auto& [id, h] : revoke_waiters_.take(holder))
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
 }
 
 void semaphore_queue::revoked(std::uint64_t holder)
 {
     held_.at(holder).revoke_requested = true;
-    for (auto rw = revoke_waiters_.begin(); rw != revoke_waiters_.end();) {
-        if (rw->second.first != holder) {
-            ++rw;
-            continue;
-        }
-        s->post_completion(std::move(rw->second.second), error_code{});
-        rw = revoke_waiters_.erase(rw);
-    }
+    for (auto& [id, h] : revoke_waiters_.take(holder)) s->post_completion(std::move(h), error_code{});
 }
 
 void semaphore_queue::wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h)
@@ -322,15 +295,12 @@ void semaphore_queue::wait_revoked(std::uint64_t id, std::uint64_t holder, handl
     auto it = held_.find(holder);
     if (it == held_.end()) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
     if (it->second.revoke_requested) return s->post_completion(std::move(h), error_code{});
-    revoke_waiters_.emplace(id, std::make_pair(holder, std::move(h)));
+    revoke_waiters_.add(id, holder, std::move(h));
 }
 
 void semaphore_queue::cancel_revoked(std::uint64_t id)
 {
-    if (auto it = revoke_waiters_.find(id); it != revoke_waiters_.end()) {
-        s->post_completion(std::move(it->second.second), error_code(asio::error::operation_aborted));
-        revoke_waiters_.erase(it);
-    }
+    if (handler<> h; revoke_waiters_.remove(id, &h)) s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
 }
 
 void semaphore_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
@@ -338,15 +308,13 @@ void semaphore_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<
     if (expired_.count(holder)) return s->post_completion(std::move(h), error_code{}, error_code(zklock::error::lease_expired));
     if (!held_.count(holder)) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
     if (auto why = lost(holder)) return s->post_completion(std::move(h), error_code{}, why);
-    lost_waiters_.emplace(id, std::make_pair(holder, std::move(h)));
+    lost_waiters_.add(id, holder, std::move(h));
 }
 
 void semaphore_queue::cancel_lost(std::uint64_t id)
 {
-    if (auto it = lost_waiters_.find(id); it != lost_waiters_.end()) {
-        s->post_completion(std::move(it->second.second), error_code(asio::error::operation_aborted), error_code{});
-        lost_waiters_.erase(it);
-    }
+    if (handler<error_code> h; lost_waiters_.remove(id, &h))
+        s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
 }
 
 error_code semaphore_queue::lost(std::uint64_t holder) const

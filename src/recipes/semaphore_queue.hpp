@@ -2,6 +2,7 @@
 // hold, and the one protocol run (lease_run) that obtains leases from ZooKeeper at a time.
 #pragma once
 
+#include "core/listener_index.hpp"
 #include "lock_queue.hpp"
 
 #include <zklock/semaphore.hpp>
@@ -94,8 +95,9 @@ private:
     std::map<std::uint64_t, waiter> waiters_;
     std::map<std::uint64_t, held_lease> held_;
     std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
-    std::map<std::uint64_t, std::pair<std::uint64_t, handler<error_code>>> lost_waiters_;  // id -> holder
-    std::map<std::uint64_t, std::pair<std::uint64_t, handler<>>> revoke_waiters_;          // id -> holder
+    std::set<std::uint64_t> singles_;  // the waiters that want one lease (a hand-off finds one in O(log n))
+    listener_index<handler<error_code>> lost_waiters_;
+    listener_index<handler<>> revoke_waiters_;
     void revoked(std::uint64_t holder);
     void drop_listeners(std::uint64_t holder);
     std::shared_ptr<lease_run> run_;

@@ -165,4 +165,26 @@ BOOST_FIXTURE_TEST_CASE(every_holder_of_a_lost_node_hears_the_loss_at_its_releas
     BOOST_TEST(the(release(holder(out, 2)), Q::release_done).ec == deleted);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_readers_release_aborts_only_its_own_listeners, fixture)
+{
+    remake(true, 10, false);
+    for (std::uint64_t id = 1; id <= 3; ++id) acquire(id);
+    const auto out = at().on_acquired();
+    for (std::uint64_t id = 1; id <= 3; ++id) {
+        at().wait_lost(100 + id, holder(out, id));
+        at().wait_revoked(200 + id, holder(out, id));
+    }
+    const auto r = release(holder(out, 2));
+    BOOST_TEST(kinds(r) == "abort_lost_waiter abort_revoke_waiter release_done");
+    BOOST_TEST(the(r, Q::abort_lost_waiter).id == 102u);
+    BOOST_TEST(the(r, Q::abort_revoke_waiter).id == 202u);
+    // The others' listeners are still there, oldest first, and hear the loss and the request.
+    const auto lost = at().on_lost(deleted);
+    BOOST_TEST(the(lost, Q::notify_lost, 0).id == 101u);
+    BOOST_TEST(the(lost, Q::notify_lost, 1).id == 103u);
+    const auto revoked = at().on_revoke_requested();
+    BOOST_TEST(kinds(revoked) == "notify_revoked notify_revoked");
+    BOOST_TEST(at().cancel_lost(101).empty());  // told already
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -135,16 +135,9 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
         out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
         return out;
     }
-    for (auto* listeners : {&lost_waiters_, &revoke_waiters_})
-        for (auto it = listeners->begin(); it != listeners->end();) {
-            if (it->second != holder) {
-                ++it;
-                continue;
-            }
-            const auto what = listeners == &lost_waiters_ ? type::abort_lost_waiter : type::abort_revoke_waiter;
-            out.push_back({.what = what, .id = it->first});
-            it = listeners->erase(it);
-        }
+    for (const auto& [id, none] : lost_waiters_.take(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    for (const auto& [id, none] : revoke_waiters_.take(holder))
+        out.push_back({.what = type::abort_revoke_waiter, .id = id});
     if (!holders_.empty()) {  // others (readers, a re-entered hold) keep the node; a loss is theirs too
         out.push_back({.what = type::release_done, .ec = lost});
         return out;
@@ -197,14 +190,14 @@ local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t hold
     actions out;
     if (!holds(holder) && !expired(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
     else if (auto why = lost(holder)) out.push_back({.what = type::notify_lost, .id = id, .ec = why});
-    else lost_waiters_.emplace(id, holder);
+    else lost_waiters_.add(id, holder);
     return out;
 }
 
 local_queue::actions local_queue::cancel_lost(std::uint64_t id)
 {
     actions out;
-    if (lost_waiters_.erase(id)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    if (lost_waiters_.remove(id)) out.push_back({.what = type::abort_lost_waiter, .id = id});
     return out;
 }
 
@@ -213,14 +206,14 @@ local_queue::actions local_queue::wait_revoked(std::uint64_t id, std::uint64_t h
     actions out;
     if (!holds(holder)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
     else if (revoke_requested_) out.push_back({.what = type::notify_revoked, .id = id});
-    else revoke_waiters_.emplace(id, holder);
+    else revoke_waiters_.add(id, holder);
     return out;
 }
 
 local_queue::actions local_queue::cancel_revoked(std::uint64_t id)
 {
     actions out;
-    if (revoke_waiters_.erase(id)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
+    if (revoke_waiters_.remove(id)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
     return out;
 }
 
@@ -230,8 +223,7 @@ local_queue::actions local_queue::on_revoke_requested()
 {
     actions out;
     revoke_requested_ = true;
-    for (const auto& [id, holder] : revoke_waiters_) out.push_back({.what = type::notify_revoked, .id = id});
-    revoke_waiters_.clear();
+    for (const auto& [id, none] : revoke_waiters_.take_all()) out.push_back({.what = type::notify_revoked, .id = id});
     if (holders_.empty() && waiters_.empty() && contender_ && node_held_) {
         drop_contender();
         out.push_back({.what = type::release_contender});
@@ -328,8 +320,7 @@ void local_queue::report_lost(actions& out, error_code ec)
     if (!loss_replaces(lost_reason_, ec)) return;
     lost_reason_ = ec;
     out.push_back({.what = type::cancel_loss_clock});
-    for (const auto& [id, holder] : lost_waiters_) out.push_back({.what = type::notify_lost, .id = id, .ec = ec});
-    lost_waiters_.clear();
+    for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = type::notify_lost, .id = id, .ec = ec});
 }
 
 local_queue::actions local_queue::on_session_final(error_code ec)
@@ -366,14 +357,8 @@ local_queue::actions local_queue::on_lease_expired(std::uint64_t holder)
 {
     actions out;
     if (!holds(holder) || lost(holder)) return out;
-    for (auto it = lost_waiters_.begin(); it != lost_waiters_.end();) {
-        if (it->second != holder) {
-            ++it;
-            continue;
-        }
-        out.push_back({.what = type::notify_lost, .id = it->first, .ec = zklock::error::lease_expired});
-        it = lost_waiters_.erase(it);
-    }
+    for (const auto& [id, none] : lost_waiters_.take(holder))
+        out.push_back({.what = type::notify_lost, .id = id, .ec = zklock::error::lease_expired});
     auto passed = release(holder, false);
     out.insert(out.end(), passed.begin(), passed.end());
     expired_.insert(holder);
@@ -389,10 +374,9 @@ local_queue::actions local_queue::teardown()
         out.push_back({.what = type::abandon_contender});
     }
     fail_all(out, boost::asio::error::operation_aborted);
-    for (const auto& [id, holder] : lost_waiters_) out.push_back({.what = type::abort_lost_waiter, .id = id});
-    lost_waiters_.clear();
-    for (const auto& [id, holder] : revoke_waiters_) out.push_back({.what = type::abort_revoke_waiter, .id = id});
-    revoke_waiters_.clear();
+    for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    for (const auto& [id, none] : revoke_waiters_.take_all())
+        out.push_back({.what = type::abort_revoke_waiter, .id = id});
     return out;
 }
 

@@ -9,6 +9,8 @@
 // (recipes/lock_queue.cpp) keeps the timers and completions, and performs the actions.
 #pragma once
 
+#include "listener_index.hpp"
+
 #include <boost/system/error_code.hpp>
 
 #include <cstdint>
@@ -164,8 +166,8 @@ private:
     bool contended_ = false;          // the last answer heard: another process queued behind our node
     std::size_t unanswered_nodes_ = 0;  // nodes let go at the bound, unasked, since the last answer
     error_code lost_reason_;
-    std::map<std::uint64_t, std::uint64_t> lost_waiters_;  // listener id -> holder
-    std::map<std::uint64_t, std::uint64_t> revoke_waiters_;  // listener id -> holder
+    listener_index<> lost_waiters_;
+    listener_index<> revoke_waiters_;
     bool revoke_requested_ = false;  // for the current node
 };
 
