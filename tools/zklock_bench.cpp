@@ -5,10 +5,14 @@
 //   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] [--sessions N] [--hold-us US] SCENARIO ARGS...
 //     uncontended N      one session, N sequential acquire/release cycles on one path
 //     contended S T K    S sessions x T coroutines (one thread), K critical sections in total
-//     waiters W          W coroutines queue behind a held lock, then drain
+//     waiters W [PATHS]  W coroutines queue behind held locks on PATHS paths (default 1), then drain (bench/scale.cpp)
+//     independent T K    one session, T coroutines each cycling on its own path, K cycles in total (bench/scale.cpp)
+//     dropped N          as uncontended, but each guard is dropped: its release runs in the background
+//     cancel W           W coroutines queue behind a held lock, then each is cancelled, in random order
 //     rw R W K           R readers and W writers (a session each) on one shared_mutex, K sections (bench/rw.cpp)
 //     semaphore N T K    T workers (a session each) on one semaphore of N leases, K sections (bench/semaphore.cpp)
-//     serve              start a ZooKeeper server, print its connect string, run until stdin closes or SIGTERM
+//     serve [SERVERS]    start a ZooKeeper server (SERVERS >= 3: an ensemble on loopback), print its connect
+//                        string, run until stdin closes or SIGTERM
 // --sessions N runs rw's and semaphore's workers on N sessions instead (their local sharing); --hold-us US
 // keeps their sections open that long (default: the peers' empty sections, one turn of the event loop);
 // --linger is the mutex's and shared_mutex's; --local-handoff-limit applies to every recipe.
@@ -23,14 +27,12 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 
 namespace {
@@ -164,66 +166,15 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
                                  ", token_regressions=" + std::to_string(r->token_regressions) + ")");
 }
 
-// --- waiters W ------------------------------------------------------------------------------------
-struct waiters_run {
-    explicit waiters_run(const asio::any_io_executor& ex) : latch(ex) {}
-    std::size_t queued = 0, done = 0;
-    std::exception_ptr error;
-    asio::steady_timer latch;
-};
-
-asio::awaitable<void> wait_in_line(std::shared_ptr<waiters_run> r, zklock::mutex m)
-{
-    ++r->queued;
-    // Untimed, as the peers wait: the run's deadline catches a hang.
-    auto g = co_await m.acquire(asio::use_awaitable);
-    co_await g.release(asio::use_awaitable);
-}
-
-int thread_count()
-{
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
-    return -1;
-}
-
-asio::awaitable<void> waiters(options o, std::size_t w)
-{
-    const auto ex = co_await asio::this_coro::executor;
-    auto s = make_session(ex, o.hosts);
-    co_await s.async_connect(asio::use_awaitable);
-    zklock::mutex m(s, fresh_path(), lock_options(o));  // copies share one local queue: one per waiter below
-    auto holder = co_await m.acquire(lock_timeout, asio::use_awaitable);
-    auto r = std::make_shared<waiters_run>(ex);
-    const auto t0 = clk::now();
-    for (std::size_t i = 0; i < w; ++i)
-        asio::co_spawn(ex, wait_in_line(r, m), [r](std::exception_ptr e) {
-            if (e && !r->error) r->error = e;
-            ++r->done;
-            r->latch.cancel();
-        });
-    // co_spawn starts each waiter from a posted handler; once a handler posted after them all runs,
-    // every waiter has made its acquire request.
-    while (r->queued < w) co_await asio::post(ex, asio::use_awaitable);
-    const double enqueue = seconds(clk::now() - t0);
-    const int threads = thread_count();
-    const auto t1 = clk::now();
-    co_await holder.release(asio::use_awaitable);
-    co_await wait_until(r->latch, [&] { return r->done == w || r->error; }, "the drain");
-    if (r->error) std::rethrow_exception(r->error);
-    const double drain = seconds(clk::now() - t1);
-    rusage ru{};
-    ::getrusage(RUSAGE_SELF, &ru);
-    std::printf("zklock waiters=%zu enqueue_s=%.2f drain_s=%.2f drain_per_s=%.0f rss_mib=%ld threads=%d\n", w, enqueue,
-                drain, static_cast<double>(w) / drain, ru.ru_maxrss / 1024, threads);
-}
-
 // --- serve ----------------------------------------------------------------------------------------
-// One server for a whole job (scripts/bench.sh), so that every implementation is measured on the same one.
-int serve()
+// One server (or one ensemble of `members` on loopback) for a whole job (scripts/bench.sh), so that every
+// implementation is measured on the same one.
+int serve(std::size_t members)
 {
-    zklock::testing::server srv(server_options());
+    std::optional<zklock::testing::server> one;
+    std::optional<zklock::testing::cluster> ensemble;
+    if (members == 1) one.emplace(server_options());
+    else ensemble.emplace(members, server_options());
     // Taken as a signalfd (blocked after the server started, so the JVM does not inherit the mask), so
     // that SIGTERM ends the loop below and the destructor still stops the server and removes its files.
     sigset_t set;
@@ -232,7 +183,7 @@ int serve()
     ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
     const int sfd = ::signalfd(-1, &set, SFD_CLOEXEC);
     if (sfd < 0) throw std::runtime_error("signalfd failed");
-    std::printf("%s\n", srv.connect_string().c_str());
+    std::printf("%s\n", (one ? one->connect_string() : ensemble->connect_string()).c_str());
     std::fflush(stdout);
     pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}};
     for (;;) {
@@ -270,13 +221,25 @@ int main(int argc, char** argv)
     try {
         auto o = parse(argc, argv);
         const auto& sc = o.args[0];
-        if (sc == "serve") return serve();
-        const bool pool = sc == "rw" || sc == "semaphore";  // the scenarios whose workers --sessions shares out
-        if (sc != "uncontended" && sc != "contended" && sc != "waiters" && !pool)
-            throw usage_error("unknown scenario " + sc);
-        expect_args(o, sc == "contended" || pool ? 3 : 1);
         std::vector<std::size_t> n;
         for (std::size_t i = 1; i < o.args.size(); ++i) n.push_back(count_arg(o.args[i]));
+        if (sc == "serve") {
+            if (o.args.size() > 2 || (n.size() == 1 && n[0] != 1 && n[0] < 3))
+                throw usage_error("serve takes the number of servers: 1, or 3 and more for an ensemble");
+            return serve(n.empty() ? 1 : n[0]);
+        }
+        const bool pool = sc == "rw" || sc == "semaphore";  // the scenarios whose workers --sessions shares out
+        const bool two = sc == "independent" || sc == "waiters";
+        if (sc != "uncontended" && sc != "contended" && sc != "dropped" && sc != "cancel" && !two && !pool)
+            throw usage_error("unknown scenario " + sc);
+        if (sc == "waiters") {
+            if (n.empty() || n.size() > 2) throw usage_error("waiters takes W and optionally PATHS");
+            if (n.size() == 1) n.push_back(1);
+            if (n[1] == 0 || n[1] > n[0]) throw usage_error("waiters needs 1 <= PATHS <= W");
+        } else {
+            expect_args(o, sc == "contended" || pool ? 3 : two ? 2 : 1);
+        }
+        if (sc == "independent" && n[0] == 0) throw usage_error("independent needs a coroutine");
         if ((o.sessions > 0 || o.hold_us > 0) && !pool)
             throw usage_error("--sessions and --hold-us are for rw and semaphore");
         if (o.linger && sc == "semaphore") throw usage_error("--linger does not apply to the semaphore");
@@ -291,14 +254,18 @@ int main(int argc, char** argv)
         else if (sc == "contended") run(contended(o, n[0], n[1], n[2]));
         else if (sc == "rw") run(zklock_bench::rw(o, n[0], n[1], n[2]));
         else if (sc == "semaphore") run(zklock_bench::semaphore(o, n[0], n[1], n[2]));
-        else run(waiters(o, n[0]));
+        else if (sc == "independent") run(zklock_bench::independent(o, n[0], n[1]));
+        else if (sc == "dropped") run(zklock_bench::dropped(o, n[0]));
+        else if (sc == "cancel") run(zklock_bench::cancel(o, n[0]));
+        else run(zklock_bench::waiters(o, n[0], n[1]));
         std::fflush(stdout);
         return 0;
     } catch (const usage_error& e) {
         std::fprintf(stderr,
                      "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] "
-                     "[--sessions N] [--hold-us US] uncontended N | contended SESSIONS THREADS SECTIONS | waiters W | "
-                     "rw READERS WRITERS SECTIONS | semaphore LEASES WORKERS SECTIONS | serve\n",
+                     "[--sessions N] [--hold-us US] uncontended N | contended SESSIONS THREADS SECTIONS | waiters W [PATHS] | "
+                     "rw READERS WRITERS SECTIONS | semaphore LEASES WORKERS SECTIONS | independent THREADS CYCLES | "
+                     "dropped N | cancel W | serve [SERVERS]\n",
                      e.what());
         return 2;
     } catch (const std::exception& e) {
