@@ -1,28 +1,61 @@
 #!/usr/bin/env bash
-# zklock against its peers (Curator, kazoo), side by side on ONE ZooKeeper server in one job:
-# figures move from run to run and from box to box, so only ratios taken within one job mean anything.
+# zklock against its peers (Curator, kazoo), side by side on the same ZooKeeper in one job: one standalone
+# server, then (--ensemble) three servers on loopback. Figures move from run to run and from box to box, so
+# only ratios taken within one job mean anything.
 #
-# usage: scripts/bench.sh [--quick] [PEERS_DIR]
-#   --quick    skip the peers' waiters runs (Curator's takes ~1 GB and 1000 threads)
-#   PEERS_DIR  the peer benchmarks (default: ${ZKLOCK_PEERS:-../shared/peers}, relative to the repo root)
-# Environment: ZKLOCK_BENCH=path/to/zklock_bench skips the build into build-bench/.
+# usage: scripts/bench.sh [--quick] [--smoke] [--ensemble] [--out DIR] [PEERS_DIR]
+#   --quick     skip the peers' waiters runs (Curator's takes ~1 GB and 1000 threads)
+#   --smoke     tiny counts everywhere, to check the plumbing in a minute or two; its DIR defaults to
+#               build-bench/bench-smoke, so that it never overwrites the figures in docs/bench
+#   --ensemble  after the standalone pass, a second pass on a three-server ensemble (zklock_bench serve 3)
+#   --out DIR   where the results go (default: docs/bench), replaced at the end of the job:
+#               results.txt  the benchmarks' key=value lines, as printed
+#               results.csv  one row per figure: setup,implementation,scenario,params,key,value
+#               meta.txt     date, commit, machine, versions, counts
+#               summary.txt  the summary printed at the end
+#               chart.dat    the chart's figures; bench.svg: the chart (scripts/bench-chart.gp)
+#   PEERS_DIR   the peer benchmarks (default: ${ZKLOCK_PEERS:-../shared/peers})
+# Relative DIR and PEERS_DIR are taken from the repo root.
+# Environment: ZKLOCK_BENCH=path/to/zklock_bench skips the build into build-bench/; ZKLOCK_BENCH_TIMEOUT=S
+# bounds each benchmark's run (default 900 s, 180 s with --smoke).
+# A failed benchmark is reported and the job goes on; the exit status is 1 if anything failed.
 # Needs Debian's zookeeper, libcurator-recipes-java, libcurator-framework-java, python3-kazoo,
-# libzookeeper-st-dev.
+# libzookeeper-st-dev and gnuplot-nox (scripts/install-deps.sh installs them all).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-quick=0
+quick=0 smoke=0 ensemble=0 out=""
 peers=${ZKLOCK_PEERS:-../shared/peers}
-for arg; do
-  case $arg in
+while [ $# -gt 0 ]; do
+  case $1 in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    -*) echo "bench.sh: unknown option $arg" >&2; exit 2 ;;
-    *) peers=$arg ;;
+    --smoke) smoke=1 ;;
+    --ensemble) ensemble=1 ;;
+    --out) [ $# -ge 2 ] || { echo "bench.sh: --out needs a directory" >&2; exit 2; }; out=$2; shift ;;
+    --out=*) out=${1#--out=} ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -*) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+    *) peers=$1 ;;
   esac
+  shift
 done
+if [ -z "$out" ]; then
+  if [ "$smoke" = 1 ]; then out=build-bench/bench-smoke; else out=docs/bench; fi
+fi
 case $peers in /*) ;; *) peers=$root/$peers ;; esac
+case $out in /*) ;; *) out=$root/$out ;; esac
 [ -x "$peers/run" ] || { echo "bench.sh: no peer benchmarks at $peers (run not found)" >&2; exit 2; }
+command -v gnuplot >/dev/null || echo "bench.sh: gnuplot not found, there will be no chart (scripts/install-deps.sh)" >&2
+
+# The counts. The peers cycle a few hundred times a second (~800/s with 32 threads on independent locks):
+# their runs stay under a minute each.
+if [ "$smoke" = 1 ]; then
+  cycles=50 sections=200 ours_independent=500 peers_independent=200 many=1000 paths=100 peer_waiters=100
+  limit=${ZKLOCK_BENCH_TIMEOUT:-180}
+else
+  cycles=500 sections=2000 ours_independent=20000 peers_independent=10000 many=100000 paths=10000 peer_waiters=1000
+  limit=${ZKLOCK_BENCH_TIMEOUT:-900}
+fi
 
 bench=${ZKLOCK_BENCH:-}
 if [ -z "$bench" ]; then
@@ -31,54 +64,326 @@ if [ -z "$bench" ]; then
   bench=$root/build-bench/tools/zklock_bench
 fi
 
-# One server for everybody. Its stdin is our pipe: closing it (or our death) stops the server.
-coproc server { exec "$bench" serve; }
-# shellcheck disable=SC2154  # server_PID is set by coproc
-server_pid=$server_PID
-trap 'kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
-read -r -t 120 -u "${server[0]}" hosts || { echo "bench.sh: the ZooKeeper server did not start" >&2; exit 1; }
-echo "# server $hosts, $(date -u +%FT%TZ), $(nproc) cores, zklock $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+# Everything goes to a scratch directory first, and into $out once the job is done.
+work=$(mktemp -d "${TMPDIR:-/tmp}/zklock-bench.XXXXXX")
+server_pid=""
+# Stops the running server (or ensemble): on SIGTERM it stops its ZooKeeper servers and removes their files.
+stop_server() {
+  [ -n "$server_pid" ] || return 0
+  kill -TERM "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+trap 'stop_server; rm -rf "$work"' EXIT
+# Starts `zklock_bench serve ARGS...` and sets hosts to its connect string; fails if none comes.
+# Its stdin is our pipe: closing it (or our death) stops the server.
+start_server() {
+  hosts=""
+  coproc server { exec "$bench" serve "$@"; }
+  # shellcheck disable=SC2154  # server_PID and server are set by coproc
+  server_pid=$server_PID
+  local fd=${server[0]:-}
+  [ -n "$fd" ] && read -r -t 180 -u "$fd" hosts && [ -n "$hosts" ]
+}
 
-results=$(mktemp)
-trap 'rm -f "$results"; kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+date_utc=$(date -u +%FT%TZ)
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Read-only (no index refresh); the results themselves do not make the tree dirty.
+if [ -n "$(git --no-optional-locks -C "$root" status --porcelain -- . ':(exclude)docs/bench' 2>/dev/null)" ]; then
+  commit+=-dirty
+fi
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+cpu=${cpu:-$(uname -m)}
+version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+{
+  echo "date_utc=$date_utc"
+  echo "commit=$commit"
+  echo "nproc=$(nproc)"
+  echo "cpu=$cpu"
+  echo "kernel=$(uname -srm)"
+  echo "zookeeper=$(version zookeeper)"
+  echo "curator=$(version libcurator-recipes-java)"
+  echo "kazoo=$(version python3-kazoo)"
+  echo "zookeeper_c_client=$(version libzookeeper-st-dev)"
+  echo "options=$([ "$smoke" = 1 ] && echo "smoke ")$([ "$quick" = 1 ] && echo "quick ")$([ "$ensemble" = 1 ] && echo ensemble)"
+  echo "counts=cycles=$cycles sections=$sections independent=${ours_independent}/${peers_independent}(peers) waiters=$many paths=$paths peer_waiters=$peer_waiters"
+} >"$work/meta.txt"
+echo "setup,implementation,scenario,params,key,value" >"$work/results.csv"
+: >"$work/results.txt"
+
+# The scenario and its params (the CSV's columns) of a command line: zklock_bench's options, then the scenario
+# and its counts. K= and N= are the amount of work; the rest (the shape) names the figure across implementations.
+describe() {
+  local extra=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --sessions) extra+=" sessions=$2"; shift 2 ;;
+      --local-handoff-limit) extra+=" local_handoff_limit=$2"; shift 2 ;;
+      --hold-us) extra+=" hold_us=$2"; shift 2 ;;
+      --linger) extra+=" linger=1"; shift ;;
+      *) break ;;
+    esac
+  done
+  scenario=$1
+  case $1 in
+    uncontended|dropped|raw) params="N=$2" ;;
+    contended) params="${2}x$3 K=$4" ;;
+    independent) params="T=$2 K=$3" ;;
+    rw) params="readers=$2 writers=$3 K=$4" ;;
+    semaphore) params="leases=$2 workers=$3 K=$4" ;;
+    waiters) params="W=$2${3:+ paths=$3}" ;;
+    cancel) params="W=$2" ;;
+    *) params="${*:2}" ;;
+  esac
+  params+=$extra
+}
+
+# One CSV row per key=value of the implementation's line (and one for a failure's exit status).
+record() {  # IMPLEMENTATION OUTPUT EXIT_STATUS
+  printf '%s\n' "$2" | awk -v s="$setup" -v i="$1" -v c="$scenario" -v p="$params" -v rc="$3" '
+    index($0, i " ") == 1 {
+      for (f = 2; f <= NF; f++)
+        if (split($f, kv, "=") == 2) { gsub(/,/, ";", kv[2]); print s "," i "," c "," p "," kv[1] "," kv[2] }
+    }
+    END { if (rc != 0) print s "," i "," c "," p ",failed_exit_status," rc }' >>"$work/results.csv"
+}
+
 failed=0
-# Runs one benchmark and prints its line as soon as it is done; a failure is reported and the job goes on.
+# Runs one benchmark (IMPLEMENTATION COMMAND...) and prints its line as soon as it is done; a failure is
+# reported and the job goes on.
 measure() {
-  if ! "$@" | tee -a "$results"; then
-    echo "FAILED: $*" | tee -a "$results" >&2
+  local impl=$1 output status=0
+  shift
+  # --foreground: the benchmark stays in our process group, so that ^C reaches it too; the timeout kills the
+  # command itself (zklock_bench, or the java, python or C program the peers' run execs), not its children.
+  output=$(timeout --foreground -k 10 "$limit" "$@") || status=$?
+  [ -z "$output" ] || printf '%s\n' "$output" | tee -a "$work/results.txt"
+  record "$impl" "$output" "$status"
+  if [ "$status" != 0 ]; then
+    case $status in 124|137) status+=", timed out after $limit s" ;; esac
+    echo "FAILED (exit $status): $*" | tee -a "$work/results.txt" >&2
+    echo "$setup: exit $status: $*" >>"$work/failures"
     failed=1
   fi
 }
-ours() { measure "$bench" --hosts "$hosts" "$@"; }
-peer() { measure "$peers/run" "$1" "$hosts" "${@:2}"; }
-
-peer raw 500
-for scenario in "uncontended 500" "contended 4 8 2000" "contended 1 32 2000"; do
-  # shellcheck disable=SC2086  # the scenario splits into its arguments
-  { ours $scenario; peer curator $scenario; peer kazoo $scenario; }
-done
-ours --local-handoff-limit 0 contended 4 8 2000  # ablation: every hand-off through ZooKeeper
-for scenario in "rw 4 1 2000" "semaphore 3 8 2000"; do  # kazoo's bench has no rw or semaphore
-  # shellcheck disable=SC2086  # as above
-  { ours $scenario; peer curator $scenario; }
-done
-ours --sessions 1 rw 4 1 2000         # local sharing: one session's readers share one read node
-ours --sessions 1 semaphore 3 8 2000  # local sharing: leases pass between one session's workers
-ours waiters 1000
-if [ "$quick" = 0 ]; then peer curator waiters 1000; peer kazoo waiters 1000; fi
-
-# key=value of the first line starting with PREFIX (the defaults come before the ablation and --sessions 1).
-value() { awk -v p="$1" -v k="$2" 'index($0, p) == 1 { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit } }' "$results"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-echo
-printf '%-34s %15s %13s\n' "ratio" "zklock/curator" "zklock/kazoo"
-row() {  # label, line prefix after the implementation's name, key
-  local z; z=$(value "zklock $2" "$3")
-  printf '%-34s %15s %13s\n' "$1" "$(ratio "$z" "$(value "curator $2" "$3")")" "$(ratio "$z" "$(value "kazoo $2" "$3")")"
+ours() { describe "$@"; measure zklock "$bench" --hosts "$hosts" "$@"; }
+peer() { describe "${@:2}"; measure "$1" "$peers/run" "$1" "$hosts" "${@:2}"; }
+raw() { describe raw "$@"; measure raw-c "$peers/run" raw "$hosts" "$@"; }
+begin() {  # SETUP: the heading of a pass
+  setup=$1
+  echo "# $setup: ZooKeeper $hosts, $(date -u +%FT%TZ), $(nproc) cores, zklock $commit" | tee -a "$work/results.txt"
+  echo "${setup}_hosts=$hosts" >>"$work/meta.txt"
 }
-row "uncontended cycles_per_s" "uncontended " cycles_per_s
-row "contended 4x8 sections_per_s" "contended sessions=4 threads=8 " sections_per_s
-row "contended 1x32 sections_per_s" "contended sessions=1 threads=32 " sections_per_s
-row "rw 4r+1w sections_per_s" "rw readers=4 writers=1 " sections_per_s
-row "semaphore 3 of 8 sections_per_s" "semaphore leases=3 workers=8 " sections_per_s
+
+# --- standalone: one server for everybody ---------------------------------------------------------------
+start_server || { echo "bench.sh: the ZooKeeper server did not start" >&2; exit 1; }
+begin standalone
+setups=standalone
+raw "$cycles"
+ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
+ours dropped "$cycles"  # the peers have no dropped guard: compare with their uncontended
+for shape in "4 8" "1 32"; do
+  # shellcheck disable=SC2086  # the shape splits into sessions and threads
+  { ours contended $shape "$sections"; peer curator contended $shape "$sections"; peer kazoo contended $shape "$sections"; }
+done
+ours --local-handoff-limit 0 contended 4 8 "$sections"  # ablation: every hand-off through ZooKeeper
+ours independent 32 "$ours_independent"
+peer curator independent 32 "$peers_independent"; peer kazoo independent 32 "$peers_independent"
+ours rw 4 1 "$sections"; peer curator rw 4 1 "$sections"  # kazoo's bench has no rw or semaphore
+ours semaphore 3 8 "$sections"; peer curator semaphore 3 8 "$sections"
+ours --sessions 1 rw 4 1 "$sections"         # local sharing: one session's readers share one read node
+ours --sessions 1 semaphore 3 8 "$sections"  # local sharing: leases pass between one session's workers
+ours waiters "$peer_waiters"                 # beside the peers' below
+ours waiters "$many"
+ours waiters "$many" "$paths"
+ours cancel "$many"
+if [ "$quick" = 0 ]; then peer curator waiters "$peer_waiters"; peer kazoo waiters "$peer_waiters"; fi
+stop_server
+
+# --- ensemble: three servers on loopback ----------------------------------------------------------------
+if [ "$ensemble" = 1 ]; then
+  if start_server 3; then
+    begin ensemble
+    setups+=" ensemble"
+    raw "$cycles"
+    ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
+    ours dropped "$cycles"
+    for shape in "4 8" "1 32"; do
+      # shellcheck disable=SC2086  # as above
+      { ours contended $shape "$sections"; peer curator contended $shape "$sections"; peer kazoo contended $shape "$sections"; }
+    done
+    ours independent 32 "$ours_independent"
+    peer curator independent 32 "$peers_independent"; peer kazoo independent 32 "$peers_independent"
+  else
+    echo "FAILED: the three-server ensemble did not start (zklock_bench serve 3)" | tee -a "$work/results.txt" >&2
+    echo "ensemble: the three-server ensemble did not start (zklock_bench serve 3)" >>"$work/failures"
+    failed=1
+  fi
+  stop_server
+fi
+echo "finished_utc=$(date -u +%FT%TZ)" >>"$work/meta.txt"
+
+# --- summary and chart -----------------------------------------------------------------------------------
+# The figures of results.csv by setup, implementation, scenario, shape (params without the amount of work:
+# K=, N=) and key; the runs of each setup in the order they ran. Shared by the summary and the chart.
+csv_lib=$(cat <<'AWK'
+  BEGIN { FS = "," }
+  function shape(p,   w, i, n, s) {
+    n = split(p, w, " "); s = ""
+    for (i = 1; i <= n; i++) if (w[i] !~ /^[KN]=/) s = s (s == "" ? "" : " ") w[i]
+    return s
+  }
+  function get(setup, impl, scen, shp, key,   k) {
+    k = setup SUBSEP impl SUBSEP scen SUBSEP shp SUBSEP key
+    return (k in fig) ? fig[k] : ""
+  }
+  FNR > 1 {
+    run = $2 SUBSEP $3 SUBSEP shape($4)
+    if (!(($1, run) in seen)) { seen[$1, run]; runs[$1, ++nruns[$1]] = run }
+    k = $1 SUBSEP run SUBSEP $5
+    if (!(k in fig)) fig[k] = $6
+  }
+  function floors(setup) {  # sets two (1e6 / two serial writes) and half (half the pipelined writes/s), or ""
+    w = get(setup, "raw-c", "raw", "", "serial_write_us"); p = get(setup, "raw-c", "raw", "", "pipelined_writes_per_s")
+    two = w + 0 > 0 ? sprintf("%.0f", 1e6 / (2 * w)) : ""
+    half = p + 0 > 0 ? sprintf("%.0f", p / 2) : ""
+  }
+AWK
+)
+
+summary_awk=$(cat <<'AWK'
+  function ratio(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b) }
+  function pct(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.0f%%", 100 * a / b) }
+  function dash(v) { return v == "" ? "-" : v }
+  # A throughput row: LABEL, then where the figures are: zklock (scenario, shape), the peers (scenario, shape), key.
+  function row(label, zs, zsh, ps, psh, key,   z, c, k) {
+    z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key); k = get(S, "kazoo", ps, psh, key)
+    if (z == "" && (c == "" && k == "" || zs != ps || zsh != psh)) return  # a variant of zklock alone
+    printf "%-42s %9s %9s %9s %15s %13s\n", label, dash(z), dash(c), dash(k), ratio(z, c), ratio(z, k)
+  }
+  function floor_row(label, impl, scen, shp, floor,   v) {
+    v = get(S, impl, scen, shp, "cycles_per_s")
+    if (v != "") printf "  %-30s %9s cycles/s = %5s\n", label, v, pct(v, floor)
+  }
+  function queue_row(impl, scen, shp,   g, paths) {
+    if (get(S, impl, scen, shp, "waiters") == "") return
+    if (!queues++) {
+      print "\nwaiters queued behind held locks, then drained (cancel: cancelled instead, in cancel_s, at cancels/s)"
+      printf "%-8s %-7s %8s %6s %10s %10s %10s %8s %8s\n", "", "", "waiters", "paths", "enqueue_s", "drain_s",
+        "drained/s", "rss_mib", "threads"
+    }
+    g = scen == "cancel"
+    paths = get(S, impl, scen, shp, "paths")
+    printf "%-8s %-7s %8s %6s %10s %10s %10s %8s %8s\n", impl, scen, get(S, impl, scen, shp, "waiters"),
+      paths == "" ? 1 : paths, dash(get(S, impl, scen, shp, "enqueue_s")),
+      dash(get(S, impl, scen, shp, g ? "cancel_s" : "drain_s")),
+      dash(get(S, impl, scen, shp, g ? "cancels_per_s" : "drain_per_s")),
+      dash(get(S, impl, scen, shp, "rss_mib")), dash(get(S, impl, scen, shp, "threads"))
+  }
+  END {
+    print title
+    n = split(setups, order, " ")
+    for (i = 1; i <= n; i++) {
+      S = order[i]
+      printf "\n== %s: %s\n", S, S == "ensemble" ? "three ZooKeeper servers on loopback" : "one ZooKeeper server"
+      printf "%-42s %9s %9s %9s %15s %13s\n", "operations/s", "zklock", "Curator", "kazoo", "zklock/curator", "zklock/kazoo"
+      row("uncontended cycles_per_s", "uncontended", "", "uncontended", "", "cycles_per_s")
+      row("dropped cycles_per_s (peers: uncontended)", "dropped", "", "uncontended", "", "cycles_per_s")
+      row("contended 4x8 sections_per_s", "contended", "4x8", "contended", "4x8", "sections_per_s")
+      row("  local_handoff_limit=0 (peers: 4x8)", "contended", "4x8 local_handoff_limit=0", "contended", "4x8",
+          "sections_per_s")
+      row("contended 1x32 sections_per_s", "contended", "1x32", "contended", "1x32", "sections_per_s")
+      row("independent T=32 cycles_per_s", "independent", "T=32", "independent", "T=32", "cycles_per_s")
+      row("rw 4r+1w sections_per_s", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s")
+      row("  --sessions 1 (peers: a session each)", "rw", "readers=4 writers=1 sessions=1", "rw",
+          "readers=4 writers=1", "sections_per_s")
+      row("semaphore 3 of 8 sections_per_s", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8",
+          "sections_per_s")
+      row("  --sessions 1 (peers: a session each)", "semaphore", "leases=3 workers=8 sessions=1", "semaphore",
+          "leases=3 workers=8", "sections_per_s")
+
+      floors(S)
+      if (w != "" || p != "")
+        printf "\nthe bare C client: serial write %s us, serial read %s us, pipelined writes %s/s\n", dash(w),
+          dash(get(S, "raw-c", "raw", "", "serial_read_us")), dash(p)
+      if (two != "") {
+        printf "of the floor of two serial writes a cycle, 1e6 / (2 x %s us) = %s cycles/s:\n", w, two
+        floor_row("zklock uncontended (awaited)", "zklock", "uncontended", "", two)
+        floor_row("zklock dropped", "zklock", "dropped", "", two)
+        floor_row("Curator uncontended", "curator", "uncontended", "", two)
+        floor_row("kazoo uncontended", "kazoo", "uncontended", "", two)
+      }
+      if (half != "") {
+        printf "of half the pipelined writes (two writes a cycle), %s / 2 = %s cycles/s:\n", p, half
+        floor_row("zklock independent T=32", "zklock", "independent", "T=32", half)
+        floor_row("Curator independent T=32", "curator", "independent", "T=32", half)
+        floor_row("kazoo independent T=32", "kazoo", "independent", "T=32", half)
+      }
+
+      queues = 0  # waiters and cancel runs, in the order they ran (cancel: cancel_s and cancels/s)
+      for (r = 1; r <= nruns[S]; r++) {
+        split(runs[S, r], f, SUBSEP)
+        if (f[2] == "waiters" || f[2] == "cancel") queue_row(f[1], f[2], f[3])
+      }
+    }
+  }
+AWK
+)
+
+# One block per setup (two blank lines between), one row per group of bars: label, zklock, Curator, kazoo and
+# the floor (operations/s; NaN where there is no figure: a gap in the chart).
+chart_awk=$(cat <<'AWK'
+  function bars(label, zs, zsh, ps, psh, key, floor,   i, v) {
+    v[1] = get(S, "zklock", zs, zsh, key); v[2] = get(S, "curator", ps, psh, key)
+    v[3] = get(S, "kazoo", ps, psh, key); v[4] = floor
+    printf "\"%s\"", label
+    for (i = 1; i <= 4; i++) printf " %s", v[i] == "" ? "NaN" : v[i]
+    printf "\n"
+  }
+  END {
+    n = split(setups, order, " ")
+    for (i = 1; i <= n; i++) {
+      S = order[i]
+      floors(S)
+      if (i > 1) printf "\n\n"
+      printf "# %s: scenario zklock curator kazoo floor (operations/s)\n", S
+      bars("uncontended", "uncontended", "", "uncontended", "", "cycles_per_s", two)
+      bars("dropped", "dropped", "", "-", "", "cycles_per_s", two)
+      bars("contended 4x8", "contended", "4x8", "contended", "4x8", "sections_per_s", "")
+      bars("contended 1x32", "contended", "1x32", "contended", "1x32", "sections_per_s", "")
+      bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", half)
+      bars("rw 4r+1w", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s", "")
+      bars("semaphore 3/8", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8", "sections_per_s", "")
+    }
+  }
+AWK
+)
+
+title="zklock, Curator and kazoo: $date_utc, commit $commit, $(nproc) cores ($cpu)$([ "$smoke" = 1 ] && echo ', smoke run (tiny counts)')"
+echo
+{
+  awk -v setups="$setups" -v title="$title" "$csv_lib"$'\n'"$summary_awk" "$work/results.csv"
+  if [ -s "$work/failures" ]; then printf '\nFAILED:\n'; sed 's/^/  /' "$work/failures"; fi
+} | tee "$work/summary.txt"
+awk -v setups="$setups" "$csv_lib"$'\n'"$chart_awk" "$work/results.csv" >"$work/chart.dat"
+# The y range: the decade under the smallest figure to two above the largest (room for the bars' labels).
+read -r ymin ymax < <(awk '!/^#/ && NF >= 5 {
+    for (i = NF - 3; i <= NF; i++) if ($i != "NaN" && $i > 0) { if (lo == "" || $i < lo) lo = $i; if ($i > hi) hi = $i }
+  }
+  END { if (lo == "") print 10, 10000; else printf "%.0f %.0f\n", 10 ^ int(log(lo) / log(10) + 1e-9), 10 ^ (int(log(hi) / log(10) + 1e-9) + 2) }' \
+  "$work/chart.dat")
+if ! command -v gnuplot >/dev/null; then
+  echo "FAILED: no chart: gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)" >&2
+  failed=1
+elif ! gnuplot -c "$root/scripts/bench-chart.gp" "$work/chart.dat" "$work/bench.svg" "$title" "$setups" "$ymin" "$ymax"; then
+  echo "FAILED: the chart (scripts/bench-chart.gp)" >&2
+  rm -f "$work/bench.svg"
+  failed=1
+fi
+
+mkdir -p "$out"
+for f in results.txt results.csv meta.txt summary.txt chart.dat bench.svg; do
+  if [ -f "$work/$f" ]; then cp "$work/$f" "$out/$f"; else rm -f "$out/$f"; fi
+done
+echo "bench.sh: results in $out$([ "$failed" = 0 ] || echo ', with FAILURES (above)')"
 exit "$failed"

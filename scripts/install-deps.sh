@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what zklock needs on Debian 12: the compiler and CMake, Boost 1.81 (Asio, Boost.Test), the
-# single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), and
-# the peers the interop tests and the benchmark run against (Apache Curator, kazoo).
+# single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), the
+# peers the interop tests and the benchmark run against (Apache Curator, kazoo), and gnuplot for the
+# benchmark's chart (scripts/bench.sh).
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -9,6 +10,7 @@ packages=(
   libboost1.81-dev libboost-test1.81-dev
   libzookeeper-st-dev zookeeper
   libcurator-recipes-java libcurator-framework-java python3-kazoo
+  gnuplot-nox
 )
 missing=()
 for p in "${packages[@]}"; do
