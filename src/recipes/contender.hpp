@@ -30,6 +30,8 @@ public:
     void abandon() { perform(machine_.abandon()); }
     /// From now on, report another contender queuing behind the held node (followers_waiting).
     void watch_followers() { perform(machine_.follow()); }
+    /// Watch our own node while held: its deletion is reported as lost, a revocation request as such.
+    void watch_own() { perform(machine_.watch_own_node()); }
     /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
     void release(handler<> done);
 

@@ -10,7 +10,7 @@ using type = queue_action::type;
 lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
                        lock_queue_options o)
     : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
-      machine_(opts.queue)
+      machine_(opts.queue), own_watch_clock_(s->ex)
 {
 }
 
@@ -265,6 +265,16 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             break;
         case type::watch_followers:
             if (current_) current_->watch_followers();
+            break;
+        case type::watch_own:
+            if (current_) current_->watch_own();
+            break;
+        case type::start_own_watch_clock:
+            own_watch_clock_.expires_after(std::chrono::milliseconds(local_queue::own_watch_delay_ms));
+            own_watch_clock_.async_wait([w = weak_from_this(), c = std::weak_ptr<contender>(current_)](error_code ec) {
+                auto q = w.lock();
+                if (!ec && q && q->current_ && q->current_ == c.lock()) q->step([](local_queue& m) { return m.on_own_watch_due(); });
+            });
             break;
         case type::arm_loss_clock: arm_loss_clock(); break;
         case type::cancel_loss_clock: cancel_loss_clock(); break;

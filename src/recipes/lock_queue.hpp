@@ -92,6 +92,7 @@ private:
     watch queue_watch_;
     std::map<std::uint64_t, std::pair<std::size_t, handler<std::size_t>>> place_waiters_;
     std::shared_ptr<contender> current_;
+    asio::steady_timer own_watch_clock_;  // local_queue::own_watch_delay_ms after a node became held
     std::uint64_t listener_ = 0;
     // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since
     // the epoch, none: no line). Someone else's write (a revocation request) stops further writes.

@@ -98,11 +98,12 @@ struct fixture {
         BOOST_REQUIRE(m.on_created(r, ok, own_path, 100).empty());
     }
     std::string listed(const names& children) { return show(m.on_listed(r, listing::place, ok, children)); }
-    /// Created and listed alone: the holder.
+    /// Created and listed alone: the holder, watching its own node (as asked by a loss listener).
     void hold()
     {
         created();
-        BOOST_REQUIRE(listed({own}) == "get_data(" + own + ") acquired");
+        BOOST_REQUIRE(listed({own}) == "acquired");
+        BOOST_REQUIRE(show(m.watch_own_node()) == "get_data(" + own + ")");
     }
 };
 

@@ -34,7 +34,8 @@ inline std::string kinds(const actions& out)
     static const char* const names[] = {"grant",          "fail_waiter",      "start_contender", "abandon_contender",
                                         "release_contender", "forget_contender", "release_done",   "notify_lost",
                                         "abort_lost_waiter", "arm_loss_clock",   "cancel_loss_clock", "notify_revoked",
-                                        "abort_revoke_waiter", "watch_followers"};
+                                        "abort_revoke_waiter", "watch_followers", "watch_own",
+                                        "start_own_watch_clock"};
     std::string s;
     for (const auto& a : out) s += (s.empty() ? "" : " ") + std::string(names[static_cast<int>(a.what)]);
     return s;

@@ -14,11 +14,26 @@ BOOST_FIXTURE_TEST_CASE(uncontended_create_and_list_share_a_round_then_hold, fix
     BOOST_TEST(m.on_created(r, ok, own_path, 100).empty());
     BOOST_TEST(m.node() == own_path);
     out = m.on_listed(r, listing::place, ok, {"config", own});
-    BOOST_TEST(show(out) == "get_data(" + own + ") acquired");  // the czxid came with the create
-    BOOST_TEST((out[0].slot == watch_slot::own));
+    BOOST_TEST(show(out) == "acquired");  // the czxid came with the create; the own node is watched when asked
     BOOST_TEST(m.held());
     BOOST_TEST(m.zxid() == 100);
+    out = m.watch_own_node();
+    BOOST_TEST(show(out) == "get_data(" + own + ")");
+    BOOST_TEST((out[0].slot == watch_slot::own));
+    BOOST_TEST(m.watch_own_node().empty());  // once
     BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 100)) == "await_watch[own]");  // no second acquired
+}
+
+BOOST_FIXTURE_TEST_CASE(an_own_watch_asked_for_while_queued_starts_when_held, fixture)
+{
+    created();
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + v4 + ") waiting");
+    BOOST_TEST(m.watch_own_node().empty());  // not held yet
+    m.on_data(r, watch_slot::predecessor, ok, 40);
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "get_data(" + own + ") acquired");
+    BOOST_TEST(m.watch_own_node().empty());
+    BOOST_TEST(m.release().size() > 0u);
+    BOOST_TEST(m.watch_own_node().empty());  // finished
 }
 
 BOOST_FIXTURE_TEST_CASE(last_obstacle_deleted_makes_holder_without_relisting, fixture)
@@ -32,7 +47,7 @@ BOOST_FIXTURE_TEST_CASE(last_obstacle_deleted_makes_holder_without_relisting, fi
     BOOST_TEST(show(out) == "await_watch[predecessor]");
     BOOST_TEST(out[0].round == r);
     const auto fired = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
-    BOOST_TEST(show(fired) == "get_data(" + own + ") acquired");
+    BOOST_TEST(show(fired) == "acquired");
     BOOST_TEST(m.held());
 }
 
@@ -66,7 +81,7 @@ BOOST_FIXTURE_TEST_CASE(predecessor_gone_before_the_watch_relists_and_older_answ
     BOOST_TEST(m.on_created(create_round, ok, dir + "/" + seq_name(prefix, 9), 90).empty());
     BOOST_TEST(!m.held());
     BOOST_TEST(m.node() == own_path);
-    BOOST_TEST(listed({own}) == "get_data(" + own + ") acquired");  // the current round still counts
+    BOOST_TEST(listed({own}) == "acquired");  // the current round still counts
 }
 
 BOOST_FIXTURE_TEST_CASE(abandon_deletes_the_node_at_once_or_when_its_create_lands, fixture)
@@ -147,7 +162,7 @@ BOOST_FIXTURE_TEST_CASE(own_node_missing_queues_again_and_a_second_one_is_delete
     m.on_created(r, ok, own_path, 100);
     const auto dup_after = seq_name(prefix, 7);  // a create the server applied twice
     BOOST_TEST(listed({seq_name("_c_v-lock-", 6), dup_after, own}) ==
-               "delete_node(" + dup_after + ") get_data(" + own + ") acquired");
+               "delete_node(" + dup_after + ") acquired");
     // A duplicate ahead of us: deleted, and watched like any predecessor until its delete lands.
     remake(contender_kind::exclusive);
     created();
@@ -209,10 +224,10 @@ BOOST_FIXTURE_TEST_CASE(reader_uses_read_nodes_and_waits_only_for_writers, fixtu
     BOOST_TEST(listed({w6, r4, own, w3}) == "get_data(" + w3 + ") waiting");
     show(m.on_data(r, watch_slot::predecessor, ok, 30));
     const auto fired = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
-    BOOST_TEST(show(fired) == "get_data(" + own + ") acquired");
+    BOOST_TEST(show(fired) == "acquired");
     remake(contender_kind::reader);
     created();
-    BOOST_TEST(listed({r4, own, w6}) == "get_data(" + own + ") acquired");  // behind readers only
+    BOOST_TEST(listed({r4, own, w6}) == "acquired");  // behind readers only
 }
 
 BOOST_FIXTURE_TEST_CASE(writer_uses_write_nodes_and_waits_for_readers, fixture)

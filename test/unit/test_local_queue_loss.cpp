@@ -10,7 +10,9 @@ BOOST_AUTO_TEST_SUITE(local_queue_tests)
 BOOST_FIXTURE_TEST_CASE(loss_while_holding_notifies_listeners, fixture)
 {
     const auto h = hold_first();
-    BOOST_TEST(at().wait_lost(100, h).empty());
+    BOOST_TEST(kinds(at().wait_lost(100, h)) == "watch_own");  // a listener: the node is watched at once
+    BOOST_TEST(at().wait_lost(101, h).empty());                 // ... once
+    BOOST_TEST(kinds(at().cancel_lost(101)) == "abort_lost_waiter");
     auto out = at().on_lost(deleted);
     BOOST_TEST(kinds(out) == "cancel_loss_clock notify_lost");
     BOOST_TEST(out[1].id == 100u);
@@ -185,6 +187,35 @@ BOOST_FIXTURE_TEST_CASE(a_readers_release_aborts_only_its_own_listeners, fixture
     const auto revoked = at().on_revoke_requested();
     BOOST_TEST(kinds(revoked) == "notify_revoked notify_revoked");
     BOOST_TEST(at().cancel_lost(101).empty());  // told already
+}
+
+BOOST_FIXTURE_TEST_CASE(a_held_node_is_watched_after_a_moment_or_at_once_for_a_listener, fixture)
+{
+    acquire(1);
+    const auto out = at().on_acquired();
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock start_own_watch_clock");
+    BOOST_TEST(kinds(at().on_own_watch_due()) == "watch_own");
+    BOOST_TEST(at().on_own_watch_due().empty());  // once per node
+    BOOST_TEST(at().wait_lost(100, holder(out, 1)).empty());
+    release(holder(out, 1));
+    BOOST_TEST(at().on_own_watch_due().empty());  // the node is gone
+    // A new node: a listener asks at once, and the moment passing asks nothing more.
+    acquire(2);
+    const auto second = at().on_acquired();
+    BOOST_TEST(kinds(at().wait_revoked(101, holder(second, 2))) == "watch_own");
+    BOOST_TEST(at().on_own_watch_due().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(readers_and_lingering_nodes_are_watched_from_the_start, fixture)
+{
+    for (const bool shared : {true, false}) {
+        remake(shared, 10, !shared);
+        acquire(1);
+        const auto out = at().on_acquired();
+        BOOST_TEST(kinds(out) == "grant arm_loss_clock");  // the shell's contender watches already
+        BOOST_TEST(at().wait_lost(100, holder(out, 1)).empty());
+        BOOST_TEST(at().on_own_watch_due().empty());
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

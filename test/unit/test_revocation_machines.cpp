@@ -73,7 +73,9 @@ BOOST_AUTO_TEST_CASE(a_release_aborts_its_listeners_and_a_new_node_starts_unaske
     BOOST_TEST(count(out, Q::release_contender) == 1u);
     q.acquire(3, false);
     const auto h3 = first_holder(q.on_acquired());
-    BOOST_TEST(q.wait_revoked(12, h3).empty());  // a new node: nobody asked yet
+    const auto listen = q.wait_revoked(12, h3);  // a new node: nobody asked yet, and it is watched from now on
+    BOOST_TEST(count(listen, Q::notify_revoked) == 0u);
+    BOOST_TEST(count(listen, Q::watch_own) == 1u);
     BOOST_TEST(first_is(q.cancel_revoked(12), Q::abort_revoke_waiter));
 }
 

@@ -14,7 +14,7 @@ using type = contender_action::type;
 contender_machine::contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted,
                                      bool watch_followers)
     : dir_(std::move(dir)), prefix_(std::move(prefix)), kind_(kind), permitted_(permitted),
-      watch_followers_(watch_followers)
+      watch_followers_(watch_followers), own_wanted_(watch_followers)
 {
 }
 
@@ -258,13 +258,22 @@ contender_machine::actions contender_machine::follow()
     return out;
 }
 
+contender_machine::actions contender_machine::watch_own_node()
+{
+    actions out;
+    if (finished_ || own_wanted_) return out;
+    own_wanted_ = true;
+    if (phase_ == phase::held && !std::exchange(own_watched_, true)) watch_own(out);  // else become_holder does
+    return out;
+}
+
 void contender_machine::become_holder(actions& out)
 {
     phase_ = phase::held;
     if (watch_followers_) watch_followers(out);
     // Found again after a lost create answer: learn the node's czxid (the fencing token) first.
     if (czxid_ == 0) announce_when_watched_ = true;
-    watch_own(out);
+    if ((own_wanted_ || czxid_ == 0) && !std::exchange(own_watched_, true)) watch_own(out);
     if (czxid_ != 0) out.push_back({.what = type::acquired});
 }
 

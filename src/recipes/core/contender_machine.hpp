@@ -78,7 +78,7 @@ public:
 
     /// `dir`: the lock directory; `prefix`: the protected name before the sequence ("_c_<uuid>-lock-");
     /// `permitted`: the session already checked this directory's ACL; `watch_followers`: when holding,
-    /// report other contenders queuing behind (for a lingering node).
+    /// report other contenders queuing behind (for a lingering node), and watch our own node at once.
     contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted, bool watch_followers);
 
     // Commands.
@@ -86,6 +86,9 @@ public:
     actions abandon();  ///< nobody wants the lock: give the node up (now, or when its create lands)
     actions release();  ///< delete the node; release_node comes out even without one (path empty)
     actions follow();   ///< from now on report followers_waiting while held (a child watch on the directory)
+    /// Watch our own node while held (now, or once held): its deletion is reported as `lost`, a revocation
+    /// request as `revoke_requested`. Not done unasked: a short hold would pay a read and a watch for nothing.
+    actions watch_own_node();
 
     // Answers and notifications.
     actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid);
@@ -128,6 +131,8 @@ private:
     std::string dir_, prefix_;
     contender_kind kind_;
     bool permitted_, watch_followers_;
+    bool own_wanted_;           // watch our own node once held (watch_own_node, or at once for followers)
+    bool own_watched_ = false;  // ... and the watch was asked for
     bool finished_ = false;
     phase phase_ = phase::creating;
     std::string node_, name_;

@@ -56,6 +56,7 @@ void local_queue::advance(actions& out)
         followers_watched_ = opts_.shared || opts_.linger;  // the shell starts those contenders watching
         followers_clear_ = false;
         revoke_requested_ = false;
+        own_watch_asked_ = opts_.shared || opts_.linger;  // the shell starts those contenders watching
         out.push_back({.what = type::start_contender});
     }
 }
@@ -190,7 +191,10 @@ local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t hold
     actions out;
     if (!holds(holder) && !expired(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
     else if (auto why = lost(holder)) out.push_back({.what = type::notify_lost, .id = id, .ec = why});
-    else lost_waiters_.add(id, holder);
+    else {
+        lost_waiters_.add(id, holder);
+        watch_own(out);
+    }
     return out;
 }
 
@@ -206,7 +210,10 @@ local_queue::actions local_queue::wait_revoked(std::uint64_t id, std::uint64_t h
     actions out;
     if (!holds(holder)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
     else if (revoke_requested_) out.push_back({.what = type::notify_revoked, .id = id});
-    else revoke_waiters_.add(id, holder);
+    else {
+        revoke_waiters_.add(id, holder);
+        watch_own(out);
+    }
     return out;
 }
 
@@ -242,8 +249,22 @@ local_queue::actions local_queue::on_acquired()
         out.push_back({.what = type::release_contender});
     } else {
         advance(out);
+        if (!own_watch_asked_ && !holders_.empty()) out.push_back({.what = type::start_own_watch_clock});
     }
     return out;
+}
+
+local_queue::actions local_queue::on_own_watch_due()
+{
+    actions out;
+    if (node_held_ && !holders_.empty()) watch_own(out);
+    return out;
+}
+
+void local_queue::watch_own(actions& out)
+{
+    if (!contender_ || std::exchange(own_watch_asked_, true)) return;
+    out.push_back({.what = type::watch_own});
 }
 
 local_queue::actions local_queue::on_queued()

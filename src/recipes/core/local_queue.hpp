@@ -43,6 +43,8 @@ struct queue_action {
         notify_revoked,     ///< revocation listener `id` completes: someone asked the holders to let go
         abort_revoke_waiter,  ///< revocation listener `id` completes with operation_aborted
         watch_followers,      ///< the contender should report another process queuing behind the held node
+        watch_own,            ///< the contender should watch its own node (a loss or revocation listener)
+        start_own_watch_clock,  ///< on_own_watch_due after own_watch_delay, if this node is still current
     };
     type what{};
     std::uint64_t id = 0;
@@ -67,6 +69,10 @@ public:
     /// Under steady contention, how many nodes go at the bound unasked before the contender is asked
     /// again whether anybody else still waits (see should_look).
     static constexpr std::size_t relook_every = 8;
+    /// A held node is watched (for its deletion, and for revocation requests) at once when a holder listens
+    /// for either, else once held this long: most holds of a busy server are shorter, and would pay a read
+    /// and a watch each for nothing. A holder that only polls lost() hears of a deletion that much later.
+    static constexpr auto own_watch_delay_ms = 1;
 
     /// What the shell knows of the session right now (set before every event): connected, and the
     /// error of its end once final.
@@ -102,6 +108,8 @@ public:
     actions on_session_final(error_code ec);
     actions on_connected();
     actions on_uncertain();  ///< the loss clock ran out without a fresh answer
+    /// The node has been held for own_watch_delay: watch it from now on, for holders that poll lost().
+    actions on_own_watch_due();
     /// `holder`'s lease ran out: the lock passes on as if it had released, and it is told
     /// `error::lease_expired` (its guard still has to be released).
     actions on_lease_expired(std::uint64_t holder);
@@ -169,6 +177,8 @@ private:
     listener_index<> lost_waiters_;
     listener_index<> revoke_waiters_;
     bool revoke_requested_ = false;  // for the current node
+    bool own_watch_asked_ = false;   // the current node's contender watches its own node
+    void watch_own(actions& out);
 };
 
 }  // namespace zklock::detail
