@@ -359,7 +359,8 @@ chart_awk=$(cat <<'AWK'
 AWK
 )
 
-title="zklock, Curator and kazoo: $date_utc, commit $commit, $(nproc) cores ($cpu)$([ "$smoke" = 1 ] && echo ', smoke run (tiny counts)')"
+title="zklock, Curator and kazoo: $date_utc, commit $commit, $(nproc) cores ($cpu)"
+if [ "$smoke" = 1 ]; then title+=", smoke run (tiny counts)"; fi
 echo
 {
   awk -v setups="$setups" -v title="$title" "$csv_lib"$'\n'"$summary_awk" "$work/results.csv"

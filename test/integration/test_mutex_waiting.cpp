@@ -198,6 +198,35 @@ BOOST_AUTO_TEST_CASE(the_holder_learns_when_another_client_deletes_its_node)
     });
 }
 
+// Nobody listens here: the node is watched once held a moment (local_queue::own_watch_delay_ms), so a holder
+// that only polls lost() hears of the deletion too, whether it came before the watch or after.
+BOOST_AUTO_TEST_CASE(a_holder_that_only_polls_hears_of_a_deletion_too)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        for (const bool at_once : {true, false}) {
+            mutex m(ss[0], unique_path("polled"));
+            auto g = co_await m.acquire(5s, use_awaitable);
+            asio::steady_timer step(ioc);
+            if (!at_once) {  // long enough for the watch to be set before the deletion
+                step.expires_after(50ms);
+                co_await step.async_wait(use_awaitable);
+            }
+            co_await ss[1].async_remove(g.node(), -1, use_awaitable);
+            const auto deadline = std::chrono::steady_clock::now() + 10s;
+            while (!g.lost() && std::chrono::steady_clock::now() < deadline) {
+                step.expires_after(5ms);  // a poll with a deadline, as such a holder would
+                co_await step.async_wait(use_awaitable);
+            }
+            BOOST_TEST(g.lost() == zklock::error::lock_node_deleted, (at_once ? "at once" : "after 50 ms"));
+            auto [ec] = co_await g.release(tuple_awaitable);
+            BOOST_TEST(ec == zklock::error::lock_node_deleted);
+        }
+    });
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_gets_a_clear_error_and_leaves_nothing)
 {
     asio::io_context ioc;
