@@ -169,6 +169,12 @@ measure() {
 ours() { describe "$@"; measure zklock "$bench" --hosts "$hosts" "$@"; }
 peer() { describe "${@:2}"; measure "$1" "$peers/run" "$1" "$hosts" "${@:2}"; }
 raw() { describe raw "$@"; measure raw-c "$peers/run" raw "$hosts" "$@"; }
+# A new server's first few hundred requests run in the JVM's interpreter: the floor measured then (the first
+# run of a pass) was half what the server does a minute later. A warm-up, not recorded, goes first.
+warm_up() {
+  "$peers/run" raw "$hosts" "$cycles" >/dev/null 2>&1 || true
+  "$bench" --hosts "$hosts" uncontended "$cycles" >/dev/null 2>&1 || true
+}
 begin() {  # SETUP: the heading of a pass
   setup=$1
   echo "# $setup: ZooKeeper $hosts, $(date -u +%FT%TZ), $(nproc) cores, zklock $commit" | tee -a "$work/results.txt"
@@ -179,6 +185,7 @@ begin() {  # SETUP: the heading of a pass
 start_server || { echo "bench.sh: the ZooKeeper server did not start" >&2; exit 1; }
 begin standalone
 setups=standalone
+warm_up
 raw "$cycles"
 ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
 ours dropped "$cycles"  # the peers have no dropped guard: compare with their uncontended
@@ -205,6 +212,7 @@ if [ "$ensemble" = 1 ]; then
   if start_server 3; then
     begin ensemble
     setups+=" ensemble"
+    warm_up
     raw "$cycles"
     ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
     ours dropped "$cycles"
