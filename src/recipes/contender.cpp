@@ -138,7 +138,7 @@ void contender::perform(const contender_action& a)
         log_schema_refusal(*s_, machine_.dir(), a.path);
         break;
     case type::acquired: case type::waiting: case type::failed: case type::lost: case type::followers_waiting:
-    case type::followers_none:
+    case type::followers_none: case type::followers_changed:
     case type::revoke_requested:
         if (auto o = owner_.lock()) o->on_contender(this, a);
         break;

@@ -188,6 +188,7 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
         case contender_action::type::lost: return m.on_lost(report.ec);
         case contender_action::type::revoke_requested: return m.on_revoke_requested();
         case contender_action::type::followers_none: return m.on_followers_none();
+        case contender_action::type::followers_changed: return m.on_followers_changed();
         default: return m.on_followers_waiting();
         }
     });

@@ -33,7 +33,7 @@ inline const char* name_of(T t)
                                         "probe_delete", "sync", "await_watch", "drop_watch", "delete_node",
                                         "release_node", "await_connected", "note_permitted", "acquired", "waiting",
                                         "failed", "lost", "followers_waiting", "revoke_requested", "schema_found",
-                                        "followers_none"};
+                                        "followers_none", "followers_changed"};
     return words[static_cast<int>(t)];
 }
 

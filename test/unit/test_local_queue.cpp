@@ -76,6 +76,34 @@ BOOST_FIXTURE_TEST_CASE(a_hand_off_paused_at_the_bound_yields_when_another_proce
     BOOST_TEST(granted(at().on_acquired()) == ids{3});
 }
 
+// Nobody waited at the look; then the directory changes (someone queued). Until the next look answers, the
+// node no longer passes beyond the bound: a contender that just queued does not wait out a round trip's worth
+// of local grants (at a microsecond each, hundreds).
+BOOST_FIXTURE_TEST_CASE(a_change_in_the_directory_stops_the_hand_offs_beyond_the_bound_until_the_next_look, fixture)
+{
+    remake(false, 1, false);
+    for (std::uint64_t id = 1; id <= 5; ++id) acquire(id);
+    auto out = release(holder(at().on_acquired(), 1));
+    BOOST_TEST(kinds(out) == "grant arm_loss_clock watch_followers release_done");
+    at().on_followers_none();
+    out = release(out[0].holder);  // beyond the bound, nobody behind: the node stays
+    BOOST_TEST(granted(out) == ids{3});
+    BOOST_TEST(at().on_followers_changed().empty());
+    out = release(out[0].holder);  // the change is not yet explained: the hand-off waits
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_done");
+    out = at().on_followers_waiting();  // it was someone queuing: the node goes
+    BOOST_TEST(kinds(out) == "release_contender start_contender");
+    // Had it been someone leaving, the look would have found nobody, and the hand-off would go on.
+    remake(false, 1, false);
+    for (std::uint64_t id = 1; id <= 5; ++id) acquire(id);
+    out = release(holder(at().on_acquired(), 1));
+    at().on_followers_none();
+    at().on_followers_changed();
+    out = release(out[0].holder);
+    BOOST_TEST(kinds(out) == "cancel_loss_clock release_done");
+    BOOST_TEST(granted(at().on_followers_none()) == ids{3});
+}
+
 BOOST_FIXTURE_TEST_CASE(under_steady_contention_the_node_goes_at_the_bound_without_waiting, fixture)
 {
     remake(false, 1, false);

@@ -243,7 +243,12 @@ contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, wa
         if (t == watch_event_type::deleted) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
         else watch_own(out);  // data changed: keep watching
         break;
-    case watch_slot::followers: watch_followers(out); break;
+    case watch_slot::followers:
+        // A child came or went while we hold the head: most likely someone queued behind us. Said at once,
+        // so that the queue stops passing the node on beyond its bound until the listing answers.
+        watch_followers(out);
+        out.push_back({.what = type::followers_changed});
+        break;
     case watch_slot::none: break;
     }
     return out;

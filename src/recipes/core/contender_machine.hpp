@@ -61,6 +61,7 @@ struct contender_action {
         revoke_requested,   ///< someone asked the holder to let go (Curator's "__REVOKE__" in our node's data)
         schema_found,       ///< `path`: words for the foreign schema in the directory (for the log)
         followers_none,     ///< a listing while held found nobody queued behind our node (the watch stays)
+        followers_changed,  ///< the directory changed while held: someone may queue behind (a listing follows)
     };
     type what{};
     std::string path{};

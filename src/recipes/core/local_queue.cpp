@@ -308,6 +308,12 @@ local_queue::actions local_queue::on_followers_none()
     return out;
 }
 
+local_queue::actions local_queue::on_followers_changed()
+{
+    followers_clear_ = false;
+    return {};
+}
+
 local_queue::actions local_queue::on_followers_waiting()
 {
     actions out;

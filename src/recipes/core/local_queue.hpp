@@ -102,6 +102,9 @@ public:
     actions on_lost(error_code ec);
     actions on_followers_waiting();
     actions on_followers_none();  ///< the contender looked: nobody queues behind the node (yet)
+    /// The directory changed since that look: until the contender looks again, the node passes beyond the
+    /// bound no more (a contender that just queued must not wait for a round trip's worth of local grants).
+    actions on_followers_changed();
     actions on_revoke_requested();
 
     // From the session and the shell's timers.
