@@ -144,8 +144,11 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
         co_await r->sessions.back().async_connect(asio::use_awaitable);
     }
     const auto path = fresh_path();
-    {  // Create the parent nodes before the clock starts, as the peers do.
-        zklock::mutex m(r->sessions.front(), path, lock_options(o));
+    // Create the parent nodes before the clock starts, as the peers do, and let every session check its
+    // permissions there (once per directory and session): else the first session would run alone for
+    // that round trip, at local speed, and the figure would not be one of contention.
+    for (auto& s : r->sessions) {
+        zklock::mutex m(s, path, lock_options(o));
         auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
         co_await g.release(asio::use_awaitable);
     }
