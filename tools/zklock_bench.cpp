@@ -75,9 +75,7 @@ zklock::testing::server_options server_options()
 // --- uncontended N --------------------------------------------------------------------------------
 asio::awaitable<void> uncontended(options o, std::size_t n)
 {
-    const auto ex = co_await asio::this_coro::executor;
-    auto s = make_session(ex, o.hosts);
-    co_await s.async_connect(asio::use_awaitable);
+    auto s = co_await connected_session(o);
     zklock::mutex m(s, fresh_path(), lock_options(o));
     {  // Warm up: the first acquire also creates the parent nodes, which is not what we measure.
         auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);

@@ -70,6 +70,14 @@ inline zklock::session make_session(const asio::any_io_executor& ex, const std::
     return zklock::session(ex, std::move(cfg));
 }
 
+// A session connected to the run's server, as the peers make theirs.
+inline asio::awaitable<zklock::session> connected_session(const options& o)
+{
+    auto s = make_session(co_await asio::this_coro::executor, o.hosts);
+    co_await s.async_connect(asio::use_awaitable);
+    co_return s;
+}
+
 inline zklock::mutex_options lock_options(const options& o)
 {
     zklock::mutex_options m;

@@ -112,9 +112,7 @@ asio::awaitable<void> independent(options o, std::size_t threads, std::size_t cy
 // so the two writes are pipelined and the cycle costs about one round trip.
 asio::awaitable<void> dropped(options o, std::size_t n)
 {
-    const auto ex = co_await asio::this_coro::executor;
-    auto s = make_session(ex, o.hosts);
-    co_await s.async_connect(asio::use_awaitable);
+    auto s = co_await connected_session(o);
     zklock::mutex m(s, fresh_path(), lock_options(o));
     {
         auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
@@ -142,8 +140,7 @@ asio::awaitable<void> dropped(options o, std::size_t n)
 asio::awaitable<void> waiters(options o, std::size_t w, std::size_t paths)
 {
     const auto ex = co_await asio::this_coro::executor;
-    auto s = make_session(ex, o.hosts);
-    co_await s.async_connect(asio::use_awaitable);
+    auto s = co_await connected_session(o);
     const auto base = fresh_path();
     std::vector<zklock::mutex> locks;  // copies share one local queue per path
     std::vector<zklock::guard> holders;
@@ -180,8 +177,7 @@ asio::awaitable<void> waiters(options o, std::size_t w, std::size_t paths)
 asio::awaitable<void> cancel(options o, std::size_t w)
 {
     const auto ex = co_await asio::this_coro::executor;
-    auto s = make_session(ex, o.hosts);
-    co_await s.async_connect(asio::use_awaitable);
+    auto s = co_await connected_session(o);
     zklock::mutex m(s, fresh_path(), lock_options(o));
     auto holder = co_await m.acquire(lock_timeout, asio::use_awaitable);
     auto r = std::make_shared<completions>(ex);
