@@ -50,6 +50,13 @@ public:
     void cancel_place(std::uint64_t id);
 
     void on_contender(const contender* c, const contender_action& report) override;
+    /// The name (last path element) of this session's current node on the path; empty if none.
+    std::string node_name() const
+    {
+        if (!current_) return {};
+        const auto& n = current_->node();
+        return n.substr(n.rfind('/') + 1);
+    }
 
 protected:
     bool has_holders() const override { return machine_.has_holders(); }

@@ -241,13 +241,15 @@ void semaphore_queue::pass_on(lease_node l, std::uint64_t local, const std::shar
 {
     // Cohort hand-off: the lease passes to a waiter here that wants one, on a live connection: the first
     // one whose own run is not under way (that run goes on, and may add a lease), else the running one.
-    if (s->state == session_state::connected && handoffs_ < opts.local_handoff_limit) {
+    if (s->state == session_state::connected &&
+        lease_may_pass_locally(handoffs_, opts.local_handoff_limit, nobody_waits_)) {
         std::uint64_t to = 0;
         for (auto it = singles_.begin(); !to && it != singles_.end(); ++it)  // two steps at most
             if (*it != run_for_) to = *it;
         if (!to && !singles_.empty()) to = *singles_.begin();
         if (to) {
             ++handoffs_;
+            look_for_followers();
             if (to == run_for_) end_run();
             std::vector<lease_node> one;
             one.push_back(std::move(l));

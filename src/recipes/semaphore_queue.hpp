@@ -103,6 +103,12 @@ private:
     std::shared_ptr<lease_run> run_;
     std::uint64_t run_for_ = 0;
     std::size_t handoffs_ = 0;  // local hand-offs in a row
+    // Cohorting bounded by real contention (semaphore_followers.cpp): while leases pass between our
+    // coroutines, a children watch on PATH/leases says whether anybody else waits for one.
+    void look_for_followers();
+    bool looking_ = false;       // a look is out, or its watch armed
+    bool nobody_waits_ = false;  // the last look found no waiter, and nothing changed since
+    watch followers_;
     std::uint64_t holder_gen_ = 0;
     std::uint64_t listener_ = 0;
 };

@@ -199,6 +199,58 @@ BOOST_AUTO_TEST_CASE(a_lease_passes_between_coroutines_of_one_session)
     });
 }
 
+// Cohorting bounded by real contention: alone, a session's coroutines keep passing the lease among them
+// well beyond local_handoff_limit; once another session waits for it, the bound applies and it gets in.
+BOOST_AUTO_TEST_CASE(a_lease_stays_local_beyond_the_bound_until_another_session_waits)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    pool p{1};
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-cohort");
+        constexpr std::size_t limit = 3;
+        bool stop = false, failed = false;
+        std::uint64_t most_local = 0;
+        std::size_t grants = 0;
+        int running = 0;
+        for (int c = 0; c < 4; ++c) {
+            ++running;
+            asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+                try {
+                    semaphore sem(ss[0], path, 1, {.local_handoff_limit = limit, .acl = zklock::open_acl()});
+                    while (!stop) {
+                        auto g = co_await sem.acquire(30s, use_awaitable);
+                        ++grants;
+                        most_local = std::max<std::uint64_t>(most_local, g.token().local);
+                        co_await p.use(2ms);  // throws if two are inside
+                        co_await g.release(use_awaitable);
+                    }
+                } catch (const std::exception&) {
+                    failed = true;
+                }
+                --running;
+            }, asio::detached);
+        }
+        // Alone, the lease stays far beyond the bound (a token's local count is its hand-offs in a row).
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return most_local > 4 * limit; }, 30s));
+        // Another session asks while the first one's coroutines still want the lease: it gets it soon.
+        semaphore other(ss[1], path, 1);
+        const auto asked = grants;
+        auto g = co_await other.acquire(30s, use_awaitable);
+        const auto passed = grants - asked;
+        co_await p.use(1ms);
+        co_await g.release(use_awaitable);
+        stop = true;
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return running == 0; }, 30s));
+        BOOST_TEST(!failed);
+        // Its own protocol takes a few round trips (the internal lock, its lease node, the listing); after
+        // that the first session passes the lease on at most once more.
+        BOOST_TEST(passed < 100u, passed << " local grants while the other session asked");
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
+    });
+}
+
 BOOST_AUTO_TEST_CASE(bad_counts_and_other_schemas_are_refused)
 {
     asio::io_context ioc;

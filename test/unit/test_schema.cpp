@@ -255,6 +255,27 @@ BOOST_AUTO_TEST_CASE(lease_holds_within_the_maximum)
     BOOST_TEST(!lease_holds({}, "_c_d-lease-0000000004", 3).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(a_lease_waiter_is_another_contender_for_the_internal_lock)
+{
+    const std::string ours = "_c_a-lock-0000000001", theirs = "_c_b-lock-0000000002";
+    BOOST_TEST(!lease_waiter_present({}, ""));
+    BOOST_TEST(!lease_waiter_present({ours}, ours));  // our own run
+    BOOST_TEST(lease_waiter_present({ours, theirs}, ours));
+    BOOST_TEST(lease_waiter_present({theirs}, ""));
+    BOOST_TEST(lease_waiter_present({"_c_7f-lock-0000000009"}, ours));  // Curator's names too
+    BOOST_TEST(!lease_waiter_present({"config"}, ""));                  // not a contender
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_passes_locally_beyond_the_bound_only_while_nobody_waits)
+{
+    BOOST_TEST(lease_may_pass_locally(0, 10, false));
+    BOOST_TEST(lease_may_pass_locally(9, 10, false));
+    BOOST_TEST(!lease_may_pass_locally(10, 10, false));  // the bound, with a waiter (or not known)
+    BOOST_TEST(lease_may_pass_locally(10, 10, true));    // nobody else waits
+    BOOST_TEST(lease_may_pass_locally(1000, 10, true));
+    BOOST_TEST(!lease_may_pass_locally(0, 0, true));  // a limit of 0 stays strict
+}
+
 BOOST_AUTO_TEST_CASE(a_semaphore_directory_refuses_other_schemas)
 {
     BOOST_TEST(!foreign_to_semaphore({"locks", "leases"}));

@@ -109,6 +109,13 @@ std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::str
     return leases.size() <= max_leases;
 }
 
+bool lease_waiter_present(const std::vector<std::string>& lock_children, std::string_view own)
+{
+    for (const auto& c : lock_children)
+        if (c != own && classify(c).contender) return true;
+    return false;
+}
+
 std::vector<queued> queue_order(const std::vector<std::string>& children)
 {
     std::vector<queued> out;

@@ -67,6 +67,18 @@ bool someone_waits_behind(contender_kind kind, const std::vector<std::string>& c
 /// Empty when `own` is not among them (its node is gone).
 std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_leases);
 
+/// Whether another process wants a lease, from a listing of the semaphore's internal lock directory
+/// (PATH/locks): every waiter, Curator's and ours, queues there, and holds that lock while its lease node
+/// waits for a lease to go. `own`: our session's node there (empty: none).
+bool lease_waiter_present(const std::vector<std::string>& lock_children, std::string_view own);
+
+/// The semaphore's cohort bound: a released lease passes to a local waiter within `limit` hand-offs in a
+/// row, and beyond them while the last look found nobody else waiting (`nobody_waits`); 0 is strict.
+inline bool lease_may_pass_locally(std::size_t handoffs, std::size_t limit, bool nobody_waits) noexcept
+{
+    return handoffs < limit || (limit > 0 && nobody_waits);
+}
+
 /// One contender of a lock directory, in queue order (for the participants list).
 struct queued {
     std::string name;
