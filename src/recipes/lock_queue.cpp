@@ -138,8 +138,7 @@ void lock_queue::watch_queue()
             q->watching_queue_ = false;  // tried again at the next wait or report
             return;
         }
-        const auto& node = q->current_->node();
-        const auto v = decide(q->opts.kind, names, node.substr(node.rfind('/') + 1));
+        const auto v = decide(q->opts.kind, names, q->node_name());
         if (v.found && !v.holds) q->set_place(v.ahead);
         q->queue_watch_.async_wait([w](error_code, watch_event) {
             auto qq = w.lock();

@@ -78,10 +78,10 @@ private:
     void advance();
     void complete(std::uint64_t id, error_code ec, std::vector<guard> leases);
     void grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local);
-    /// A lease node let go by its holder (released, or its lease ran out) goes to a local waiter, or is
-    /// deleted; `done` (may be null) hears the outcome.
     /// Takes `it`'s lease out of the held ones (its listeners aborted, the loss clock and keepalive updated).
     held_lease take(std::map<std::uint64_t, held_lease>::iterator it);
+    /// A lease node let go by its holder (released, or its lease ran out) goes to a local waiter, or is
+    /// deleted; `done` (may be null) hears the outcome.
     void pass_on(lease_node l, std::uint64_t local, const std::shared_ptr<pending_release>& done);
     /// Writes `holder`'s lease deadline into its node's data (see core/node_data.hpp).
     void publish_lease(std::uint64_t holder);
@@ -104,7 +104,7 @@ private:
     std::uint64_t run_for_ = 0;
     std::size_t handoffs_ = 0;  // local hand-offs in a row
     // Cohorting bounded by real contention (semaphore_followers.cpp): while leases pass between our
-    // coroutines, a children watch on PATH/leases says whether anybody else waits for one.
+    // coroutines, a children watch on the internal lock's PATH/locks says whether anybody else waits for one.
     void look_for_followers();
     bool looking_ = false;       // a look is out, or its watch armed
     bool nobody_waits_ = false;  // the last look found no waiter, and nothing changed since

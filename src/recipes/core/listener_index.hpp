@@ -55,7 +55,6 @@ public:
         by_holder_.clear();
         return out;
     }
-    bool empty() const noexcept { return by_id_.empty(); }
 
 private:
     std::map<std::uint64_t, std::pair<std::uint64_t, Payload>> by_id_;  // id -> holder, payload

@@ -52,11 +52,13 @@ void local_queue::advance(actions& out)
     }
     if (!contender_) {
         contender_ = true;
+        // The shell starts read and lingering nodes' contenders watching their followers and their own node.
+        const bool watching_from_start = opts_.shared || opts_.linger;
         followers_waiting_ = false;  // a new node: nobody queues behind it yet (heard before or after acquired)
-        followers_watched_ = opts_.shared || opts_.linger;  // the shell starts those contenders watching
+        followers_watched_ = watching_from_start;
         followers_clear_ = false;
         revoke_requested_ = false;
-        own_watch_asked_ = opts_.shared || opts_.linger;  // the shell starts those contenders watching
+        own_watch_asked_ = watching_from_start;
         out.push_back({.what = type::start_contender});
     }
 }
