@@ -16,6 +16,9 @@ class contender_owner {
 public:
     virtual ~contender_owner() = default;
     virtual void on_contender(const contender* c, const contender_action& report) = 0;
+    /// A create of `c`'s answered with `node`: true if the owner can prove from its sequence alone that
+    /// it is first in the directory (core/sequence_proof.hpp). Asked of every create that succeeds.
+    virtual bool created(const contender* c, const std::string& node) = 0;
 };
 
 class contender : public std::enable_shared_from_this<contender> {
@@ -25,7 +28,8 @@ public:
     contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
               contender_kind kind, zklock::acl acl, bool watch_followers);
 
-    void start() { perform(machine_.start()); }
+    /// `by_sequence`: create without the listing, for the owner to prove the node first (see created).
+    void start(bool by_sequence = false) { perform(machine_.start(by_sequence)); }
     /// Nobody wants the lock any more: delete the node now, or when its create completes.
     void abandon() { perform(machine_.abandon()); }
     /// From now on, report another contender queuing behind the held node (followers_waiting).

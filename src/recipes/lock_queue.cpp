@@ -3,6 +3,8 @@
 
 #include "core/node_data.hpp"
 
+#include <zklock/detail/sequence.hpp>
+
 namespace zklock::detail {
 
 using type = queue_action::type;
@@ -171,13 +173,47 @@ void lock_queue::set_place(std::size_t place)
     }
 }
 
+std::optional<std::int32_t> lock_queue::current_sequence() const
+{
+    if (!current_ || current_->node().empty()) return std::nullopt;
+    return parse_sequence(current_->node());
+}
+
+bool lock_queue::created(const contender* c, const std::string& node)
+{
+    if (c != current_.get()) return false;
+    // The watch's firing is known the moment the session reads it; its handler would come later.
+    if (!directory_watch_.armed()) proof_.directory_changed();
+    const auto seq = parse_sequence(node);
+    return seq && proof_.created(*seq, s->connections);
+}
+
+void lock_queue::watch_directory()
+{
+    if (!directory_watch_.armed()) proof_.directory_changed();
+    if (!cycled_ || asked_directory_ || proof_.watched(s->connections)) return;
+    asked_directory_ = true;
+    s->exists(path, &directory_watch_, [w = weak_from_this()](error_code ec, std::optional<stat> st) {
+        auto q = w.lock();
+        if (!q) return;
+        q->asked_directory_ = false;
+        if (!ec && st && q->directory_watch_.armed()) q->proof_.watching(q->s->connections);
+        else q->directory_watch_ = watch{};  // gone (that watch waits for a creation), or no answer
+    });
+}
+
 void lock_queue::on_contender(const contender* c, const contender_action& report)
 {
     if (c != current_.get()) return;  // a contender given up earlier
-    if (report.what == contender_action::type::acquired) set_place(0);
-    else if (report.what == contender_action::type::waiting && report.index > 0) {
+    using ct = contender_action::type;
+    if (report.what == ct::acquired) {
+        set_place(0);
+        if (auto seq = current_sequence()) proof_.held(*seq);
+    } else if (report.what == ct::waiting && report.index > 0) {
         set_place(report.index);
         watch_queue();
+    } else if (report.what == ct::followers_waiting || report.what == ct::followers_changed) {
+        proof_.contended();
     }
     step([&](local_queue& m) {
         switch (report.what) {
@@ -223,23 +259,32 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}); break;
         case type::start_contender: {
             auto self = shared_from_this();
+            watch_directory();  // sent first: the watch must be in place before the node is created
+            const bool by_sequence = directory_watch_.armed() && proof_.expects(s->connections);
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger || opts.queue.shared);
             s->retain_keepalive();
             data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
-            current_->start();
+            current_->start(by_sequence);
             break;
         }
         case type::abandon_contender:
             if (auto c = drop_contender()) c->abandon();
             break;
-        case type::release_contender:
+        case type::release_contender: {
+            const auto seq = current_sequence();
             if (auto c = drop_contender()) {
-                if (a.answer && done) c->release([ss = s, done](error_code ec) { done->complete(*ss, ec); });
-                else c->release({});
+                cycled_ = true;
+                if (seq) proof_.released(*seq);
+                // The delete's answer also tells the proof that the node is gone.
+                c->release([q = weak_from_this(), ss = s, seq, done = a.answer ? done : nullptr](error_code ec) {
+                    if (auto self = q.lock(); self && !ec && seq) self->proof_.deleted(*seq);
+                    if (done) done->complete(*ss, ec);
+                });
             }
             break;
+        }
         case type::forget_contender: drop_contender(); break;
         case type::release_done:
             if (done) done->complete(*s, a.ec);

@@ -5,6 +5,7 @@
 
 #include "contender.hpp"
 #include "core/local_queue.hpp"
+#include "core/sequence_proof.hpp"
 
 #include <zklock/watch.hpp>
 
@@ -50,6 +51,7 @@ public:
     void cancel_place(std::uint64_t id);
 
     void on_contender(const contender* c, const contender_action& report) override;
+    bool created(const contender* c, const std::string& node) override;
     /// The name (last path element) of this session's current node on the path; empty if none.
     std::string node_name() const
     {
@@ -99,6 +101,15 @@ private:
     watch queue_watch_;
     std::map<std::uint64_t, std::pair<std::size_t, handler<std::size_t>>> place_waiters_;
     std::shared_ptr<contender> current_;
+    /// The sequence number of the current node, if it has one yet.
+    std::optional<std::int32_t> current_sequence() const;
+    // A queue taken again and again creates its next node without the listing when the create's
+    // sequence proves it first (core/sequence_proof.hpp); the proof needs a watch on the directory,
+    // asked for once a node of ours has gone back to ZooKeeper (a queue used once never pays for it).
+    void watch_directory();
+    sequence_proof proof_;
+    watch directory_watch_;
+    bool asked_directory_ = false, cycled_ = false;
     asio::steady_timer own_watch_clock_;  // local_queue::own_watch_delay_ms after a node became held
     std::uint64_t listener_ = 0;
     // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since

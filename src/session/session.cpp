@@ -166,6 +166,7 @@ void session_impl::on_session_event(int zk_state)
     if (s == session_state::connected) {
         if (const clientid_t* cid = zoo_client_id(zh_)) id = cid->client_id;
         negotiated = std::chrono::milliseconds(zoo_recv_timeout(zh_));
+        ++connections;
         handshake_timer_.cancel();
         set_state(s);
         // A holder's touch may be stale after the reconnect. Posted: no request from inside the C client.

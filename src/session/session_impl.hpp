@@ -105,6 +105,9 @@ public:
     session_state state = session_state::idle;
     std::int64_t id = 0;
     std::chrono::milliseconds negotiated{0};
+    /// Counts the connections made: what a request's answer says about the order of the requests sent
+    /// beside it holds within one connection (core/sequence_proof.hpp).
+    std::uint64_t connections = 0;
     session_stats stats;
     /// The recipes' per-path shared state (e.g. "mutex:/locks/a" -> lock_queue), so that every lock
     /// object of this session on one path shares one contender node.

@@ -83,7 +83,10 @@ public:
     contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted, bool watch_followers);
 
     // Commands.
-    actions start();
+    /// `by_sequence`: the owner may prove from the create's answer alone that the node is first
+    /// (core/sequence_proof.hpp), so the node is created without the listing beside it; on_created's
+    /// `first` says whether it was, and a node not proven first is listed then.
+    actions start(bool by_sequence = false);
     actions abandon();  ///< nobody wants the lock: give the node up (now, or when its create lands)
     actions release();  ///< delete the node; release_node comes out even without one (path empty)
     actions follow();   ///< from now on report followers_waiting while held (a child watch on the directory)
@@ -92,7 +95,9 @@ public:
     actions watch_own_node();
 
     // Answers and notifications.
-    actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid);
+    /// `first`: the owner proved from the sequence that the node is first (see start).
+    actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid,
+                       bool first = false);
     actions on_listed(std::uint64_t round, listing purpose, error_code ec, const std::vector<std::string>& names);
     /// `data`: the node's data (our own node's may be Curator's revocation request, "__REVOKE__").
     actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid, std::string_view data = {});
@@ -140,6 +145,7 @@ private:
     std::int64_t czxid_ = 0;
     bool pred_is_last_ = false;
     bool announce_when_watched_ = false;
+    bool listing_follows_ = true;  // the create went with a listing (else on_created decides or lists)
     error_code probe_;
     std::vector<std::string> parts_;  // make_parents: each missing ancestor, then the directory
     std::vector<int> present_;        // 1 exists, 0 missing, -1 error

@@ -1,0 +1,188 @@
+// The proof that a new node is first from its create's sequence alone (core/sequence_proof.hpp), and the
+// contender machine's create without a listing that it allows. No server: each case is the order of
+// answers a session can see.
+#include "contender_fixture.hpp"
+#include "recipes/core/sequence_proof.hpp"
+
+#include <limits>
+
+using namespace contender_test;
+
+namespace {
+
+constexpr std::uint64_t conn = 1;
+
+/// A proof at the point where node `n` held the lock, went back to ZooKeeper and its delete answered.
+sequence_proof after_a_cycle(std::int32_t n)
+{
+    sequence_proof p;
+    p.watching(conn);
+    p.created(n, conn);
+    p.held(n);
+    p.released(n);
+    p.deleted(n);
+    return p;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sequence_proof_tests)
+
+BOOST_AUTO_TEST_CASE(the_next_sequence_after_our_deleted_holder_is_first)
+{
+    auto p = after_a_cycle(7);
+    BOOST_TEST(p.expects(conn));
+    BOOST_TEST(p.created(8, conn));
+    // ... and that node starts the next proof once it holds.
+    p.held(8);
+    p.released(8);
+    p.deleted(8);
+    BOOST_TEST(p.created(9, conn));
+}
+
+BOOST_AUTO_TEST_CASE(a_node_created_by_someone_else_in_between_breaks_it)
+{
+    auto p = after_a_cycle(7);
+    BOOST_TEST(!p.created(9, conn));  // 8 went to another contender: it may be ahead of us
+    p.held(9);                        // held after a listing: the next cycle may be proven again
+    p.released(9);
+    p.deleted(9);
+    BOOST_TEST(p.created(10, conn));
+}
+
+BOOST_AUTO_TEST_CASE(our_delete_must_have_answered_before_the_create)
+{
+    sequence_proof p;
+    p.watching(conn);
+    p.created(7, conn);
+    p.held(7);
+    p.released(7);
+    BOOST_TEST(p.expects(conn));       // worth trying: the delete's answer comes before the create's
+    BOOST_TEST(!p.created(8, conn));  // but here it did not (a delete retried after a reconnect)
+    sequence_proof never_released;
+    never_released.watching(conn);
+    never_released.created(7, conn);
+    never_released.held(7);
+    never_released.deleted(7);  // a delete answered without a release asked (not ours to count)
+    BOOST_TEST(!never_released.expects(conn));
+    BOOST_TEST(!never_released.created(8, conn));
+}
+
+BOOST_AUTO_TEST_CASE(a_node_that_never_held_proves_nothing)
+{
+    sequence_proof p;
+    p.watching(conn);
+    p.created(7, conn);  // queued behind someone, then given up
+    p.released(7);
+    p.deleted(7);
+    BOOST_TEST(!p.expects(conn));
+    BOOST_TEST(!p.created(8, conn));
+}
+
+BOOST_AUTO_TEST_CASE(the_directory_watch_must_be_set_before_the_held_node_was_created)
+{
+    sequence_proof p;
+    p.created(7, conn);  // no watch yet: the directory may have been made again before this node
+    p.watching(conn);
+    p.held(7);
+    p.released(7);
+    p.deleted(7);
+    BOOST_TEST(!p.expects(conn));
+    BOOST_TEST(!p.created(8, conn));
+}
+
+BOOST_AUTO_TEST_CASE(a_fired_directory_watch_ends_every_proof)
+{
+    // A container reaped once empty and made again restarts the count: 8 may then be anybody's.
+    auto p = after_a_cycle(7);
+    p.directory_changed();
+    BOOST_TEST(!p.expects(conn));
+    BOOST_TEST(!p.created(8, conn));
+    p.watching(conn);  // watched again: a proof starts from the next node held
+    BOOST_TEST(!p.created(8, conn));
+    p.held(8);
+    p.released(8);
+    p.deleted(8);
+    BOOST_TEST(p.created(9, conn));
+}
+
+BOOST_AUTO_TEST_CASE(a_new_connection_ends_every_proof)
+{
+    auto p = after_a_cycle(7);
+    BOOST_TEST(!p.expects(conn + 1));
+    BOOST_TEST(!p.created(8, conn + 1));
+    BOOST_TEST(!p.watched(conn + 1));
+}
+
+BOOST_AUTO_TEST_CASE(a_follower_seen_behind_the_holder_ends_the_proof)
+{
+    sequence_proof p;
+    p.watching(conn);
+    p.created(7, conn);
+    p.held(7);
+    p.contended();
+    p.released(7);
+    p.deleted(7);
+    BOOST_TEST(!p.expects(conn));
+    BOOST_TEST(!p.created(8, conn));
+}
+
+BOOST_AUTO_TEST_CASE(the_sequence_wraps_as_a_java_int)
+{
+    constexpr auto top = std::numeric_limits<std::int32_t>::max();
+    auto p = after_a_cycle(top);
+    BOOST_TEST(p.created(std::numeric_limits<std::int32_t>::min(), conn));
+    auto q = after_a_cycle(7);
+    BOOST_TEST(!q.created(7, conn));  // not a successor (a second answer for the same node)
+    auto r = after_a_cycle(7);
+    BOOST_TEST(!r.created(6, conn));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(contender_by_sequence_tests)
+
+BOOST_FIXTURE_TEST_CASE(a_create_proven_first_holds_without_a_listing, fixture)
+{
+    auto out = m.start(true);
+    BOOST_TEST(show(out) == "create_node(_c_u-lock-)");
+    BOOST_TEST(show(m.on_created(r, ok, own_path, 100, true)) == "acquired");
+    BOOST_TEST(m.held());
+    BOOST_TEST(m.zxid() == 100);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_create_not_proven_first_is_listed_then, fixture)
+{
+    show(m.start(true));
+    auto out = m.on_created(r, ok, own_path, 100, false);
+    BOOST_TEST(show(out) == "list");
+    const auto v4 = seq_name("_c_v-lock-", 4);
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + v4 + ") waiting");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_create_by_sequence_recovers_with_listings, fixture)
+{
+    show(m.start(true));
+    auto out = m.on_created(r, no_node, "", 0);
+    BOOST_TEST(show(out) == "exists(/locks) exists");  // the directory was removed
+    m.on_exists(r, 0, ok, true);
+    out = m.on_exists(r, 1, ok, true);
+    BOOST_TEST(show(out) == "create_node(_c_u-lock-) list");  // later creates go with their listing
+    BOOST_TEST(m.on_created(r, ok, own_path, 100, true).empty());  // a proof is not asked for here
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {own})) == "acquired");
+}
+
+BOOST_FIXTURE_TEST_CASE(without_permission_checked_the_start_lists_as_always, fixture)
+{
+    remake(contender_kind::exclusive, false);
+    BOOST_TEST(show(m.start(true)) == "probe_delete(zklock-permission-probe) list[permissions]");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_waiter_gone_while_the_create_by_sequence_flies_cleans_up, fixture)
+{
+    show(m.start(true));
+    m.abandon();
+    BOOST_TEST(show(m.on_created(r, ok, own_path, 100, true)) == "delete_node(" + own + ")");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
