@@ -12,7 +12,7 @@ using type = queue_action::type;
 lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
                        lock_queue_options o)
     : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
-      machine_(opts.queue), own_watch_clock_(s->ex)
+      machine_(opts.queue), memo_(find_sequence_memo(*s, key)), own_watch_clock_(s->ex)
 {
 }
 
@@ -183,23 +183,26 @@ bool lock_queue::created(const contender* c, const std::string& node)
 {
     if (c != current_.get()) return false;
     // The watch's firing is known the moment the session reads it; its handler would come later.
-    if (!directory_watch_.armed()) proof_.directory_changed();
+    if (!memo_->directory_watch.armed()) memo_->proof.directory_changed();
     const auto seq = parse_sequence(node);
-    return seq && proof_.created(*seq, s->connections);
+    return seq && memo_->proof.created(*seq, s->connections);
 }
 
 void lock_queue::watch_directory()
 {
-    if (!directory_watch_.armed()) proof_.directory_changed();
-    if (!cycled_ || asked_directory_ || proof_.watched(s->connections)) return;
-    asked_directory_ = true;
-    s->exists(path, &directory_watch_, [w = weak_from_this()](error_code ec, std::optional<stat> st) {
-        auto q = w.lock();
-        if (!q) return;
-        q->asked_directory_ = false;
-        if (!ec && st && q->directory_watch_.armed()) q->proof_.watching(q->s->connections);
-        else q->directory_watch_ = watch{};  // gone (that watch waits for a creation), or no answer
-    });
+    auto& m = *memo_;
+    if (!m.directory_watch.armed()) m.proof.directory_changed();
+    if (!m.cycled || m.asked || m.proof.watched(s->connections)) return;
+    m.asked = true;
+    s->exists(path, &m.directory_watch,
+              [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this()](error_code ec, std::optional<stat> st) {
+                  auto memo = w.lock();
+                  auto session = ws.lock();
+                  if (!memo || !session) return;
+                  memo->asked = false;
+                  if (!ec && st && memo->directory_watch.armed()) memo->proof.watching(session->connections);
+                  else memo->directory_watch = watch{};  // gone (that watch waits for a creation), or no answer
+              });
 }
 
 void lock_queue::on_contender(const contender* c, const contender_action& report)
@@ -208,12 +211,12 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
     using ct = contender_action::type;
     if (report.what == ct::acquired) {
         set_place(0);
-        if (auto seq = current_sequence()) proof_.held(*seq);
+        if (auto seq = current_sequence()) memo_->proof.held(*seq);
     } else if (report.what == ct::waiting && report.index > 0) {
         set_place(report.index);
         watch_queue();
     } else if (report.what == ct::followers_waiting || report.what == ct::followers_changed) {
-        proof_.contended();
+        memo_->proof.contended();
     }
     step([&](local_queue& m) {
         switch (report.what) {
@@ -260,7 +263,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::start_contender: {
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
-            const bool by_sequence = directory_watch_.armed() && proof_.expects(s->connections);
+            const bool by_sequence = memo_->directory_watch.armed() && memo_->proof.expects(s->connections);
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger || opts.queue.shared);
@@ -275,11 +278,12 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::release_contender: {
             const auto seq = current_sequence();
             if (auto c = drop_contender()) {
-                cycled_ = true;
-                if (seq) proof_.released(*seq);
-                // The delete's answer also tells the proof that the node is gone.
-                c->release([q = weak_from_this(), ss = s, seq, done = a.answer ? done : nullptr](error_code ec) {
-                    if (auto self = q.lock(); self && !ec && seq) self->proof_.deleted(*seq);
+                memo_->cycled = true;
+                if (seq) memo_->proof.released(*seq);
+                // The delete's answer also tells the proof that the node is gone (a later lock object on
+                // the key may be the one to use it).
+                c->release([m = memo_, ss = s, seq, done = a.answer ? done : nullptr](error_code ec) {
+                    if (!ec && seq) m->proof.deleted(*seq);
                     if (done) done->complete(*ss, ec);
                 });
             }

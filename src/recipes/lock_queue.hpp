@@ -5,7 +5,7 @@
 
 #include "contender.hpp"
 #include "core/local_queue.hpp"
-#include "core/sequence_proof.hpp"
+#include "sequence_memo.hpp"
 
 #include <zklock/watch.hpp>
 
@@ -103,13 +103,12 @@ private:
     std::shared_ptr<contender> current_;
     /// The sequence number of the current node, if it has one yet.
     std::optional<std::int32_t> current_sequence() const;
-    // A queue taken again and again creates its next node without the listing when the create's
+    // A key taken again and again creates its next node without the listing when the create's
     // sequence proves it first (core/sequence_proof.hpp); the proof needs a watch on the directory,
-    // asked for once a node of ours has gone back to ZooKeeper (a queue used once never pays for it).
+    // asked for once a node of ours on the key has gone back to ZooKeeper (a key used once never pays
+    // for it). Kept in the session, for the next lock object on the key (sequence_memo.hpp).
     void watch_directory();
-    sequence_proof proof_;
-    watch directory_watch_;
-    bool asked_directory_ = false, cycled_ = false;
+    std::shared_ptr<sequence_memo> memo_;
     asio::steady_timer own_watch_clock_;  // local_queue::own_watch_delay_ms after a node became held
     std::uint64_t listener_ = 0;
     // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since

@@ -112,6 +112,8 @@ public:
     /// The recipes' per-path shared state (e.g. "mutex:/locks/a" -> lock_queue), so that every lock
     /// object of this session on one path shares one contender node.
     std::unordered_map<std::string, std::weak_ptr<void>> recipes;
+    /// What the recipes remember of a lock key between its lock objects (recipes/sequence_memo.hpp).
+    std::unordered_map<std::string, std::shared_ptr<void>> memos;
     /// Lock directories whose ACL was found to let this session list them and delete its nodes there.
     bool permitted(const std::string& dir) const { return permitted_dirs_.count(dir) != 0; }
     void note_permitted(const std::string& dir)

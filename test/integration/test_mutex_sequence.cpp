@@ -61,6 +61,34 @@ BOOST_AUTO_TEST_CASE(a_lock_taken_again_and_again_is_not_listed_each_time)
     });
 }
 
+// The README's way: a lock object made for each request. The session remembers the key between them.
+BOOST_AUTO_TEST_CASE(a_lock_object_per_cycle_is_not_listed_each_time_either)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("per-request");
+        std::int32_t seq = -1;
+        for (int i = 0; i < 2; ++i) {
+            mutex m(ss[0], path);
+            seq = co_await cycle(m, 1);
+        }
+        const int cycles = 40;
+        const auto before = ss[0].stats().requests;
+        for (int i = 0; i < cycles; ++i) {
+            mutex m(ss[0], path);
+            auto g = co_await m.acquire(5s, use_awaitable);
+            BOOST_TEST(sequence_of(g.node()) == seq + 1);
+            seq = sequence_of(g.node());
+            co_await g.release(use_awaitable);
+        }
+        const auto per_cycle = static_cast<double>(ss[0].stats().requests - before) / cycles;
+        BOOST_TEST(per_cycle < 2.5, "requests per cycle: " << per_cycle);
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    });
+}
+
 BOOST_AUTO_TEST_CASE(another_sessions_node_in_between_is_listed_and_waited_for)
 {
     asio::io_context ioc;
