@@ -181,7 +181,7 @@ std::optional<std::int32_t> lock_queue::current_sequence() const
 
 bool lock_queue::created(const contender* c, const std::string& node)
 {
-    if (c != current_.get()) return false;
+    if (c != current_.get() || !memo_) return false;
     // The watch's firing is known the moment the session reads it; its handler would come later.
     if (!memo_->directory_watch.armed()) memo_->proof.directory_changed();
     const auto seq = parse_sequence(node);
@@ -190,9 +190,10 @@ bool lock_queue::created(const contender* c, const std::string& node)
 
 void lock_queue::watch_directory()
 {
+    if (!memo_) return;
     auto& m = *memo_;
     if (!m.directory_watch.armed()) m.proof.directory_changed();
-    if (!m.cycled || m.asked || m.proof.watched(s->connections)) return;
+    if (m.asked || m.proof.watched(s->connections)) return;
     m.asked = true;
     s->exists(path, &m.directory_watch,
               [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this()](error_code ec, std::optional<stat> st) {
@@ -211,12 +212,12 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
     using ct = contender_action::type;
     if (report.what == ct::acquired) {
         set_place(0);
-        if (auto seq = current_sequence()) memo_->proof.held(*seq);
+        if (auto seq = current_sequence(); seq && memo_) memo_->proof.held(*seq);
     } else if (report.what == ct::waiting && report.index > 0) {
         set_place(report.index);
         watch_queue();
     } else if (report.what == ct::followers_waiting || report.what == ct::followers_changed) {
-        memo_->proof.contended();
+        if (memo_) memo_->proof.contended();
     }
     step([&](local_queue& m) {
         switch (report.what) {
@@ -263,7 +264,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::start_contender: {
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
-            const bool by_sequence = memo_->directory_watch.armed() && memo_->proof.expects(s->connections);
+            const bool by_sequence = memo_ && memo_->directory_watch.armed() && memo_->proof.expects(s->connections);
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger || opts.queue.shared);
@@ -278,7 +279,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::release_contender: {
             const auto seq = current_sequence();
             if (auto c = drop_contender()) {
-                memo_->cycled = true;
+                if (!memo_) memo_ = make_sequence_memo(*s, key);
                 if (seq) memo_->proof.released(*seq);
                 // The delete's answer also tells the proof that the node is gone (a later lock object on
                 // the key may be the one to use it).

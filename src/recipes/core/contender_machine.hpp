@@ -124,6 +124,7 @@ private:
     void watch_own(actions& out);
     void watch_followers(actions& out);
     void make_parents(actions& out);
+    void forget_parts() noexcept;
     void find_own(actions& out);
     void check_permissions(actions& out);
     void after_reconnect(actions& out, resume step);
