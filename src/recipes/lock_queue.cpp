@@ -175,25 +175,21 @@ void lock_queue::set_place(std::size_t place)
 
 std::optional<std::int32_t> lock_queue::current_sequence() const
 {
-    if (!current_ || current_->node().empty()) return std::nullopt;
-    return parse_sequence(current_->node());
+    return parse_sequence(node_name());  // none for an empty name
 }
 
 bool lock_queue::created(const contender* c, const std::string& node)
 {
     if (c != current_.get() || !memo_) return false;
-    // The watch's firing is known the moment the session reads it; its handler would come later.
-    if (!memo_->directory_watch.armed()) memo_->proof.directory_changed();
     const auto seq = parse_sequence(node);
-    return seq && memo_->proof.created(*seq, s->connections);
+    return seq && memo_->current().created(*seq, s->connections);
 }
 
 void lock_queue::watch_directory()
 {
     if (!memo_) return;
     auto& m = *memo_;
-    if (!m.directory_watch.armed()) m.proof.directory_changed();
-    if (m.asked || m.proof.watched(s->connections)) return;
+    if (m.asked || m.current().watched(s->connections)) return;
     m.asked = true;
     s->exists(path, &m.directory_watch,
               [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this()](error_code ec, std::optional<stat> st) {
@@ -264,7 +260,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::start_contender: {
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
-            const bool by_sequence = memo_ && memo_->directory_watch.armed() && memo_->proof.expects(s->connections);
+            const bool by_sequence = memo_ && memo_->current().expects(s->connections);
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger || opts.queue.shared);

@@ -19,6 +19,14 @@ struct sequence_memo {
     sequence_proof proof;
     watch directory_watch;     // the exists watch on the lock directory the proof needs
     bool asked = false;        // ... its request is in flight
+
+    /// The proof, ended first if the watch fired or is gone: the session marks a firing the moment it
+    /// reads it, and the watch's handler would only come later.
+    sequence_proof& current() noexcept
+    {
+        if (!directory_watch.armed()) proof.directory_changed();
+        return proof;
+    }
 };
 
 /// The session's memo for `key` ("mutex:/locks/a"; each side of a read/write lock has its own: a reader's

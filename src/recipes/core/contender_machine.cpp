@@ -21,25 +21,20 @@ contender_machine::contender_machine(std::string dir, std::string prefix, conten
 contender_machine::actions contender_machine::start(bool by_sequence)
 {
     actions out;
-    if (by_sequence && permitted_) {
-        czxid_ = 0;
-        listing_follows_ = false;
-        out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = next_round()});
-    } else {
-        do_start(out);
-    }
+    do_start(out, !by_sequence);
     return out;
 }
 
 // Creates the node and lists the directory in one round trip: ZooKeeper answers a session's requests in
 // order, so the listing already contains the new node.
-void contender_machine::do_start(actions& out)
+void contender_machine::do_start(actions& out, bool listed)
 {
-    if (!permitted_) return check_permissions(out);
+    if (!permitted_) return check_permissions(out);  // (whose answer starts again, listed)
     const auto r = next_round();
     czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
+    listing_follows_ = listed;
     out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = r});
-    out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::place});
+    if (listed) out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::place});
 }
 
 contender_machine::actions contender_machine::abandon()
@@ -94,13 +89,12 @@ contender_machine::actions contender_machine::on_created(std::uint64_t r, error_
         node_ = path;
         name_ = path.substr(path.rfind('/') + 1);
         czxid_ = czxid;
-        if (std::exchange(listing_follows_, true)) return out;  // the pipelined listing follows
+        if (listing_follows_) return out;  // the pipelined listing follows
         if (first) become_holder(out);
         else relist(out);  // someone else created a node meanwhile: where do we stand?
         return out;
     }
-    listing_follows_ = true;  // every later create goes with its listing
-    next_round();             // the pipelined listing (if any) is moot
+    next_round();  // the pipelined listing (if any) is moot
     if (ec == zk_errc::no_node) make_parents(out);
     else if (ec == zk_errc::no_auth) fail(out, zklock::error::no_create_permission);
     else if (is_retryable(ec)) after_reconnect(out, resume::find_own);

@@ -117,7 +117,8 @@ public:
 
 private:
     enum class phase { creating, waiting, held };
-    void do_start(actions& out);
+    /// Creates the node; `listed`: with the listing pipelined behind it (else on_created decides).
+    void do_start(actions& out, bool listed = true);
     void relist(actions& out);
     void watch_predecessor(actions& out, std::string pred);
     void become_holder(actions& out);
@@ -146,7 +147,7 @@ private:
     std::int64_t czxid_ = 0;
     bool pred_is_last_ = false;
     bool announce_when_watched_ = false;
-    bool listing_follows_ = true;  // the create went with a listing (else on_created decides or lists)
+    bool listing_follows_ = true;  // the last create went with a listing (else on_created decides or lists)
     error_code probe_;
     std::vector<std::string> parts_;  // make_parents: each missing ancestor, then the directory
     std::vector<int> present_;        // 1 exists, 0 missing, -1 error
