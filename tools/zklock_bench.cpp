@@ -5,12 +5,12 @@
 //   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] [--sessions N] [--hold-us US] SCENARIO ARGS...
 //     uncontended N      one session, N sequential acquire/release cycles on one path
 //     contended S T K    S sessions x T coroutines (one thread), K critical sections in total
-//     waiters W [PATHS]  W coroutines queue behind held locks on PATHS paths (default 1), then drain (bench/scale.cpp)
-//     independent T K    one session, T coroutines each cycling on its own path, K cycles in total (bench/scale.cpp)
+//     waiters W [PATHS]  W coroutines queue behind held locks on PATHS paths (default 1), then drain (bench/bench_scale.cpp)
+//     independent T K    one session, T coroutines each cycling on its own path, K cycles in total (bench/bench_scale.cpp)
 //     dropped N          as uncontended, but each guard is dropped: its release runs in the background
 //     cancel W           W coroutines queue behind a held lock, then each is cancelled, in random order
-//     rw R W K           R readers and W writers (a session each) on one shared_mutex, K sections (bench/rw.cpp)
-//     semaphore N T K    T workers (a session each) on one semaphore of N leases, K sections (bench/semaphore.cpp)
+//     rw R W K           R readers and W writers (a session each) on one shared_mutex, K sections (bench/bench_rw.cpp)
+//     semaphore N T K    T workers (a session each) on one semaphore of N leases, K sections (bench/bench_semaphore.cpp)
 //     serve [SERVERS]    start a ZooKeeper server (SERVERS >= 3: an ensemble on loopback), print its connect
 //                        string, run until stdin closes or SIGTERM
 // --sessions N runs rw's and semaphore's workers on N sessions instead (their local sharing); --hold-us US

@@ -38,7 +38,7 @@ struct session_stats {
 namespace detail {
 class session_impl;
 
-// The compiled side of every operation (src/session/session.cpp); the templates below only erase the token.
+// The compiled side of every operation (src/session/session.cpp, src/session/session_impl.cpp); the templates below only erase the token.
 void async_connect(const std::shared_ptr<session_impl>&, handler<>);
 void async_close(const std::shared_ptr<session_impl>&, handler<>);
 void async_wait_state(const std::shared_ptr<session_impl>&, session_state from, handler<session_state>);

@@ -1,384 +1,104 @@
-// The session's lifecycle: opening the C client's handle, following its state to the final one, closing
-// it off the event loop; the timing knobs the lock recipes read, the keepalive that keeps a holder's touch
-// fresh, and fault injection for tests. The C client wrapper is in c_client.*, the pump in pump.cpp, the
-// typed operations and watches in operations.cpp, the public handles in entry_points.cpp.
-#include "c_client.hpp"
-#include "../recipes/core/node_data.hpp"
+// The public handles: zklock::session and the entry points (detail::async_*) its operations and
+// zklock::watch call, each handing the work to the session's shared state.
+#include "session_impl.hpp"
 
-#include <zklock/validation.hpp>
+// --- The public handles -------------------------------------------------------------------------
+namespace zklock {
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-namespace zklock::detail {
-namespace {
-
-void session_watcher(zhandle_t* zh, int type, int state, const char*, void*)
+session::session(executor_type ex, session_config config)
+    : impl_(std::make_shared<detail::session_impl>(std::move(ex), std::move(config)))
 {
-    if (type != ZOO_SESSION_EVENT) return;
-    auto* s = static_cast<session_impl*>(const_cast<void*>(zoo_get_context(zh)));
-    if (s) s->on_session_event(state);
 }
 
-}  // namespace
-
-// --- Session lifecycle --------------------------------------------------------------------------
-session_impl::session_impl(executor_type e, session_config c)
-    : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex), keepalive_timer_(ex),
-      handshake_timer_(ex),
-      link_(std::make_shared<helper_link>(ex))
+session& session::operator=(session&& other) noexcept
 {
-    log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
-    if (cfg.owner.empty()) cfg.owner = default_owner();
-    init_c_log_level();
-    if (cfg.log) raise_c_log_level(cfg.log_threshold);
-}
-
-session_impl::~session_impl() { link_->detach(); }
-
-error_code session_impl::refusal() const
-{
-    switch (state) {
-    case session_state::idle: return zklock::error::not_connected;
-    case session_state::expired: return zklock::error::session_expired;
-    case session_state::auth_failed: return zklock::error::auth_failed;
-    case session_state::closed: return zklock::error::session_closed;
-    default: return zh_ ? error_code{} : error_code(zklock::error::not_connected);
-    }
-}
-
-error_code session_impl::refusal(std::string_view path, bool sequential) const
-{
-    if (auto ec = refusal()) return ec;
-    return valid_path(path, sequential) ? error_code{} : error_code(zklock::error::invalid_path);
-}
-
-void session_impl::connect(handler<> h)
-{
-    if (state != session_state::idle) {
-        post_completion(std::move(h), is_final(state) ? error_code(zklock::error::already_closed)
-                                                      : error_code(asio::error::already_started));
-        return;
-    }
-    std::string why;
-    if (auto ec = check_config(cfg, &why)) {
-        log->write(log_level::error, "cannot connect: " + why);
-        state = session_state::closed;
-        close_finished_ = true;  // nothing was opened: a later async_close completes at once
-        post_completion(std::move(h), ec);
-        return;
-    }
-    connect_handler_ = std::move(h);
-    if (auto slot = asio::get_associated_cancellation_slot(connect_handler_); slot.is_connected())
-        slot.assign([w = weak_from_this()](asio::cancellation_type) {
-            if (auto s = w.lock()) s->close(asio::error::operation_aborted);
-        });
-    set_state(session_state::connecting);
-    connect_timer_.expires_after(cfg.connect_timeout);
-    connect_timer_.async_wait([w = weak_from_this()](error_code ec) {
-        auto s = w.lock();
-        if (ec || !s || s->state != session_state::connecting || s->id != 0) return;
-        s->log->write(log_level::error, "no ZooKeeper server answered at " + s->cfg.hosts + " within " +
-                                            std::to_string(s->cfg.connect_timeout.count()) + " ms");
-        s->close(zklock::error::connect_timeout);
-    });
-    off_loop([link = link_, w = weak_from_this(), hosts = cfg.hosts,
-              timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
-        zhandle_t* zh = nullptr;
-        int err = 0;
-        const auto resolved = resolve_hosts(hosts);
-        std::string unresolved;
-        for (const auto& name : resolved.unresolved) unresolved += (unresolved.empty() ? "" : ", ") + name;
-        if (!resolved.list.empty()) {
-            log_scope scope(lg.get());
-            errno = 0;
-            zh = zookeeper_init2(resolved.list.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
-            err = errno;
+    if (this != &other) {
+        if (impl_) {
+            impl_->close();
+            impl_->detach_helpers();
         }
-        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(unresolved)] {
-            if (auto self = w.lock()) self->on_handle_created(zh, err, unresolved);
-            else if (zh) off_loop([zh, lg] { close_handle(zh, lg); });
-        });
-        if (!handed_over && zh) close_handle(zh, lg);
-    });
+        impl_ = std::move(other.impl_);
+    }
+    return *this;
 }
 
-void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& unresolved)
+session::~session()
 {
-    if (!zh && !unresolved.empty()) {
-        log->write(log_level::error, "cannot resolve ZooKeeper host name(s): " + unresolved);
-        close(zklock::error::unresolvable_host);
+    if (impl_) {
+        impl_->close();
+        impl_->detach_helpers();
+    }
+}
+
+session::executor_type session::get_executor() const noexcept { return impl_->ex; }
+const session_config& session::config() const noexcept { return impl_->cfg; }
+session_state session::state() const noexcept { return impl_->state; }
+std::int64_t session::id() const noexcept { return impl_->id; }
+std::chrono::milliseconds session::negotiated_timeout() const noexcept { return impl_->negotiated; }
+std::string session::hosts() const
+{
+    const auto& h = impl_->cfg.hosts;
+    return h.substr(0, h.find('/'));
+}
+void session::close() noexcept { impl_->close(); }
+session_stats session::stats() const noexcept { return impl_->stats; }
+
+bool watch::armed() const noexcept
+{
+    return state_ && state_->at == detail::watch_state::phase::armed;
+}
+
+namespace detail {
+void async_connect(const std::shared_ptr<session_impl>& s, handler<> h) { s->connect(std::move(h)); }
+void async_close(const std::shared_ptr<session_impl>& s, handler<> h) { s->close_and_wait(std::move(h)); }
+void async_wait_state(const std::shared_ptr<session_impl>& s, session_state from, handler<session_state> h)
+{
+    s->wait_state(from, std::move(h));
+}
+void async_create(const std::shared_ptr<session_impl>& s, op::create r, handler<std::string, stat> h)
+{
+    s->create(std::move(r), std::move(h));
+}
+void async_remove(const std::shared_ptr<session_impl>& s, std::string path, int version, handler<> h)
+{
+    s->remove(std::move(path), version, std::move(h));
+}
+void async_exists(const std::shared_ptr<session_impl>& s, std::string path, watch* w, handler<std::optional<stat>> h)
+{
+    s->exists(std::move(path), w, std::move(h));
+}
+void async_get_data(const std::shared_ptr<session_impl>& s, std::string path, watch* w, handler<std::string, stat> h)
+{
+    s->get_data(std::move(path), w, std::move(h));
+}
+void async_get_children(const std::shared_ptr<session_impl>& s, std::string path, watch* w,
+                        handler<std::vector<std::string>, stat> h)
+{
+    s->get_children(std::move(path), w, std::move(h));
+}
+void async_set_data(const std::shared_ptr<session_impl>& s, std::string path, std::string data, int version,
+                    handler<stat> h)
+{
+    s->set_data(std::move(path), std::move(data), version, std::move(h));
+}
+void async_multi(const std::shared_ptr<session_impl>& s, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+{
+    s->multi(std::move(ops), std::move(h));
+}
+void async_wait_watch(std::shared_ptr<watch_state> w, handler<watch_event> h)
+{
+    auto s = w ? w->session.lock() : nullptr;
+    if (!s) {  // never armed, or its session is gone
+        complete_without_session(std::move(h), error_code(zklock::error::watch_not_armed), watch_event{});
         return;
     }
-    if (!unresolved.empty())
-        log->write(log_level::warning, "cannot resolve ZooKeeper host name(s), using the others: " + unresolved);
-    if (!zh) {
-        log->write(log_level::error, "cannot use ZooKeeper host string '" + cfg.hosts + "': " + std::strerror(err));
-        close(err == EINVAL || err == 0 ? error_code(zklock::error::invalid_hosts)
-                                        : error_code(err, boost::system::system_category()));
-        return;
-    }
-    zh_ = zh;
-    if (state != session_state::connecting) {  // closed while the handle was being made
-        off_loop([zh = std::exchange(zh_, nullptr), lg = log] { close_handle(zh, lg); });
-        return;
-    }
-    zoo_set_context(zh_, this);
-    // The names were resolved off the loop (resolve_hosts): the C client only has address literals, and
-    // need not look at them again.
-    zoo_set_servers_resolution_delay(zh_, -1);
-    {
-        c_call scope(log.get());
-        for (const auto& c : cfg.credentials)
-            zoo_add_auth(zh_, c.scheme.c_str(), c.secret.data(), static_cast<int>(c.secret.size()), nullptr, nullptr);
-    }
-    pump();
+    s->wait_watch(w, std::move(h));
 }
 
-void session_impl::set_state(session_state s)
+void drop_watch(const std::shared_ptr<watch_state>& w) noexcept
 {
-    if (s == state) return;
-    state = s;
-    for (auto it = state_waiters_.begin(); it != state_waiters_.end();) {
-        if (it->from != s) {
-            post_completion(std::move(it->h), error_code{}, s);
-            it = state_waiters_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    if (!listeners_.empty())
-        asio::post(ex, [w = weak_from_this(), s] {
-            auto self = w.lock();
-            if (!self) return;
-            // Copy: a listener may unsubscribe itself or others.
-            auto ls = self->listeners_;
-            for (auto& [lid, fn] : ls)
-                if (self->listeners_.count(lid)) fn(s);
-        });
+    if (!w) return;
+    if (auto s = w->session.lock()) s->drop_watch(w);
 }
-
-void session_impl::on_session_event(int zk_state)
-{
-    auto s = from_zk_state(zk_state);
-    if (s == session_state::connected) {
-        if (const clientid_t* cid = zoo_client_id(zh_)) id = cid->client_id;
-        negotiated = std::chrono::milliseconds(zoo_recv_timeout(zh_));
-        ++connections;
-        handshake_timer_.cancel();
-        set_state(s);
-        // A holder's touch may be stale after the reconnect. Posted: no request from inside the C client.
-        if (keepalive_refs_ > 0)
-            asio::post(ex, [w = weak_from_this()] {
-                if (auto self = w.lock()) self->keepalive_tick();
-            });
-        if (connect_handler_) {
-            connect_timer_.cancel();
-            post_completion(std::move(connect_handler_), error_code{});
-        }
-        return;
-    }
-    if (is_final(s)) {
-        // Leave zookeeper_process first: closing tears the handle down.
-        asio::post(ex, [w = weak_from_this(), s] {
-            if (auto self = w.lock())
-                self->enter_final(s, s == session_state::expired ? error_code(zklock::error::session_expired)
-                                                                 : error_code(zklock::error::auth_failed));
-        });
-        return;
-    }
-    if (state == session_state::connected) set_state(session_state::connecting);
-}
-
-void session_impl::enter_final(session_state s, error_code why)
-{
-    if (is_final(state)) return;
-    char sid[32];
-    std::snprintf(sid, sizeof sid, "0x%llx", static_cast<unsigned long long>(id));
-    if (why == zklock::error::session_closed) log->write(log_level::info, std::string("ZooKeeper session ") + sid + " closed");
-    else log->write(log_level::warning, std::string("ZooKeeper session ") + sid + " ended: " + why.message());
-
-    set_state(s);
-    connect_timer_.cancel();
-    if (connect_handler_) post_completion(std::move(connect_handler_), why);
-
-    // Answer everything that waits on the C client now; its own completions later only free memory.
-    for (auto& [rid, r] : std::exchange(inflight_, {})) {
-        r->fail(why);
-        r->owner.reset();
-    }
-    for (auto& [wid, w] : std::exchange(watches_, {})) {
-        w->at = watch_state::phase::failed;
-        w->error = why;
-        if (w->waiter) post_completion(std::move(w->waiter), why, watch_event{});
-    }
-    close_socket();
-    timer_.cancel();
-    keepalive_timer_.cancel();
-    handshake_timer_.cancel();
-
-    if (!zh_) {
-        on_handle_closed();
-        return;
-    }
-    zoo_set_context(zh_, nullptr);
-    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, w = weak_from_this()] {
-        close_handle(zh, lg);
-        link->post([w] {
-            if (auto self = w.lock()) self->on_handle_closed();
-        });
-    });
-}
-
-void session_impl::on_handle_closed()
-{
-    close_finished_ = true;
-    for (auto& h : std::exchange(close_waiters_, {})) post_completion(std::move(h), error_code{});
-    close_work_.reset();
-}
-
-void session_impl::close(error_code why)
-{
-    if (is_final(state)) return;
-    enter_final(session_state::closed, why);
-}
-
-void session_impl::close_and_wait(handler<> h)
-{
-    close();
-    if (close_finished_) {
-        post_completion(std::move(h), error_code{});
-        return;
-    }
-    close_waiters_.push_back(std::move(h));
-    if (!close_work_) close_work_.emplace(asio::prefer(ex, asio::execution::outstanding_work.tracked));
-}
-
-void session_impl::wait_state(session_state from, handler<session_state> h)
-{
-    if (state != from) {
-        post_completion(std::move(h), error_code{}, state);
-        return;
-    }
-    auto wid = next_state_waiter_++;
-    if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
-        slot.assign([w = weak_from_this(), wid](asio::cancellation_type) {
-            auto self = w.lock();
-            if (!self) return;
-            auto& ws = self->state_waiters_;
-            auto it = std::find_if(ws.begin(), ws.end(), [&](const state_waiter& x) { return x.id == wid; });
-            if (it == ws.end()) return;
-            self->post_completion(std::move(it->h), error_code(asio::error::operation_aborted), self->state);
-            ws.erase(it);
-        });
-    state_waiters_.push_back({wid, from, std::move(h)});
-}
-
-std::pair<std::int64_t, std::string> session_impl::credentials() const
-{
-    if (!zh_) return {id, {}};
-    const clientid_t* cid = zoo_client_id(zh_);
-    if (!cid || cid->client_id == 0) return {id, {}};
-    return {cid->client_id, std::string(cid->passwd, sizeof cid->passwd)};
-}
-
-std::uint64_t session_impl::subscribe(std::function<void(session_state)> fn)
-{
-    auto token = next_listener_++;
-    listeners_.emplace(token, std::move(fn));
-    return token;
-}
-
-void session_impl::unsubscribe(std::uint64_t token) { listeners_.erase(token); }
-
-std::chrono::milliseconds session_impl::loss_grace() const
-{
-    if (cfg.loss_grace) return *cfg.loss_grace;
-    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return t / 2;  // see session_config::loss_grace and docs/DESIGN.md, "Loss timing"
-}
-
-std::chrono::milliseconds session_impl::keepalive_interval() const
-{
-    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return std::max(std::chrono::milliseconds(1), std::min(t / 6, loss_grace() / 3));
-}
-
-std::chrono::milliseconds session_impl::one_look_limit() const
-{
-    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return std::min(std::chrono::milliseconds(1000), t / 4);
-}
-
-void session_impl::finished(request_base* r, bool answered)
-{
-    inflight_.erase(r->id);
-    // Only answers that went through the leader count for the loss clock: writes and syncs. A follower
-    // cut off from the leader still answers reads, while the leader, which expires sessions, hears nothing.
-    const std::string_view kind = r->kind;
-    const bool via_leader = kind == "sync" || kind == "create" || kind == "remove" || kind == "set_data" || kind == "multi";
-    if (answered && via_leader && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
-}
-
-// --- Keepalive ----------------------------------------------------------------------------------
-// The C client pings only after a third of the timeout without traffic, and a follower passes touches to
-// the leader only when the leader pings it: a lock holder needs fresher touches than that, and needs to
-// know when they were made (the send time of an answered request), which the C client's pings never say.
-void session_impl::retain_keepalive()
-{
-    if (keepalive_refs_++ == 0) keepalive_tick();
-}
-
-void session_impl::release_keepalive()
-{
-    if (keepalive_refs_ > 0 && --keepalive_refs_ == 0) keepalive_timer_.cancel();
-}
-
-void session_impl::keepalive_tick()
-{
-    if (keepalive_refs_ == 0 || is_final(state)) return;
-    const auto now = std::chrono::steady_clock::now();
-    const auto every = keepalive_interval();
-    const auto due = last_answered_send_ + every;
-    if (now >= due && !keepalive_in_flight_ && state == session_state::connected) {
-        keepalive_in_flight_ = true;
-        // A sync, not a read: a follower answers reads by itself even when it has lost the leader, which
-        // expires sessions; a sync is answered only through the leader.
-        sync("/", [w = weak_from_this()](error_code) {
-            if (auto self = w.lock()) {
-                self->keepalive_in_flight_ = false;
-                self->keepalive_tick();
-            }
-        });
-    }
-    keepalive_timer_.expires_at(now >= due ? now + every / 2 : due);
-    keepalive_timer_.async_wait([w = weak_from_this()](error_code ec) {
-        if (auto self = w.lock(); self && !ec) self->keepalive_tick();
-    });
-}
-
-// --- Fault injection (testing/faults.hpp) -------------------------------------------------------
-std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kind, bool lose_answer)
-{
-    for (auto it = faults_.begin(); it != faults_.end(); ++it)
-        if (it->kind == kind && it->lose_answer == lose_answer) {
-            auto f = std::move(*it);
-            faults_.erase(it);
-            return f;
-        }
-    return std::nullopt;
-}
-
-bool session_impl::delay_answer(const request_base& r)
-{
-    if (faults_.empty()) return false;
-    auto f = take_fault(r.kind, false);
-    if (!f) return false;
-    drop_connection();
-    if (f->then) f->then();
-    return true;
-}
-
-}  // namespace zklock::detail
+}  // namespace detail
+}  // namespace zklock

@@ -166,7 +166,7 @@ inline std::uint64_t zk_requests(const std::vector<zklock::session>& sessions)
     return n;
 }
 
-// The scenarios in files of their own (bench/rw.cpp, bench/semaphore.cpp, bench/scale.cpp).
+// The scenarios in files of their own (bench/bench_rw.cpp, bench/bench_semaphore.cpp, bench/bench_scale.cpp).
 asio::awaitable<void> rw(options o, std::size_t readers, std::size_t writers, std::size_t sections);
 asio::awaitable<void> semaphore(options o, std::size_t leases, std::size_t workers, std::size_t sections);
 asio::awaitable<void> independent(options o, std::size_t threads, std::size_t cycles);
