@@ -40,9 +40,14 @@ void drop_on_executor(std::shared_ptr<semaphore_queue>) noexcept;
  * its lease nodes `PATH/leases/_c_<uuid>-lease-N` and waits, watching `PATH/leases`, until that
  * directory has at most `max_leases` children; then it releases the internal lock and holds its leases.
  * Only one waiter at a time (the internal lock's holder) watches the leases, so a release wakes one
- * process, not all. Several leases are taken all together or not at all. A lease released by one
- * coroutine of this session passes to the next one waiting here without a round trip, up to
- * `local_handoff_limit` times in a row.
+ * process, not all. Several leases are taken all together or not at all. Before its first lease on a path,
+ * a session looks at PATH: another kind of lock's nodes there refuse it before anything is created.
+ *
+ * The coroutines of one session that wait on one semaphore are served in the order they asked, whatever
+ * each asks for. A lease released by one of them passes to the oldest one waiting here without a round
+ * trip, if that one wants a single lease: up to `local_handoff_limit` times in a row, and beyond that
+ * while no other process waits for a lease. When the oldest wants several, released leases go back to
+ * ZooKeeper until it has them all, so that nobody here waits behind younger waiters.
  *
  * The count is not stored on the server (as with Curator): every user of a path must agree on it.
  *
@@ -50,8 +55,9 @@ void drop_on_executor(std::shared_ptr<semaphore_queue>) noexcept;
  * tells of its loss (its node deleted, the session expired, no answer within the loss grace).
  *
  * @par Errors
- * As for `mutex::acquire`, and `error::invalid_lease_count` for 0 leases or more than `max_leases`,
- * `error::schema_mismatch` when the path holds another kind of lock's nodes.
+ * As for `mutex::acquire`, and `error::invalid_lease_count` for 0 leases, more than `max_leases`, or more
+ * than 4096 in one `acquire_many`; `error::schema_mismatch` when the path holds another kind of lock's
+ * nodes (nothing is created).
  *
  * @par Cancellation, executor, thread safety, lifetimes
  * As for `zklock::mutex`: any cancellation type completes the acquire at once with `operation_aborted`

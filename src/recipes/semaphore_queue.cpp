@@ -9,7 +9,7 @@ namespace zklock::detail {
 semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::string p, std::size_t max,
                                  semaphore_options o, std::shared_ptr<lock_queue> lock)
     : lock_base(std::move(session)), path(std::move(p)), max_leases(max), opts(std::move(o)),
-      internal_lock(std::move(lock))
+      internal_lock(std::move(lock)), machine_(opts.local_handoff_limit)
 {
 }
 
@@ -20,12 +20,10 @@ void semaphore_queue::subscribe()
         if (!q) return;
         if (is_final(st)) {
             const auto ec = final_error(st);
-            q->end_run();
             for (auto& [holder, l] : q->held_) q->lose(holder, ec);
-            for (auto it = q->waiters_.begin(); it != q->waiters_.end(); it = q->waiters_.begin())
-                q->complete(it->first, ec, {});
+            q->perform(q->machine().on_session_final(ec));
         } else if (st == session_state::connected) {
-            q->advance();
+            q->perform(q->machine().on_connected());
         }
     });
 }
@@ -35,6 +33,7 @@ semaphore_queue::~semaphore_queue()
     forget_shared_state(*s, "semaphore:" + path);
     s->unsubscribe(listener_);
     end_run();
+    for (auto& l : run_leases_) delete_node(s, l.node, {});
     for (auto& [holder, l] : held_) delete_node(s, l.lease.node, {});
     if (keepalive_) s->release_keepalive();
     for (auto& [id, w] : waiters_) {
@@ -47,17 +46,20 @@ semaphore_queue::~semaphore_queue()
     for (auto& [id, h] : revoke_waiters_.take_all()) s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
 }
 
+lease_queue& semaphore_queue::machine()
+{
+    machine_.observe(s->state == session_state::connected);
+    return machine_;
+}
+
 void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h)
 {
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path + "/leases");
-    if (!ec && (n == 0 || n > max_leases)) ec = zklock::error::invalid_lease_count;
+    if (!ec && (n == 0 || n > max_leases || n > max_leases_at_once)) ec = zklock::error::invalid_lease_count;
     if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
     const bool one_look = d && *d <= std::chrono::steady_clock::now();
-    // One look: only with nobody here ahead, on a connected session (the run then looks once).
-    if (!ec && one_look && (!waiters_.empty() || s->state != session_state::connected)) ec = zklock::error::timeout;
     auto& w = waiters_[id];
-    w = waiter{n, one_look, d, std::move(h), nullptr, lease};
-    if (n == 1) singles_.insert(id);
+    w = waiter{d, std::move(h), nullptr, lease};
     if (ec) return complete(id, ec, {});
     if (d) {
         w.timer = std::make_unique<asio::steady_timer>(
@@ -66,15 +68,47 @@ void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease
             if (auto self = q.lock(); self && !tec) self->cancel_waiter(id, zklock::error::timeout);
         });
     }
-    advance();
+    perform(machine().acquire(id, n, one_look));
 }
 
 void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
 {
-    if (!waiters_.count(id)) return;
-    if (id == run_for_) end_run();
-    complete(id, why, {});
-    advance();
+    if (waiters_.count(id)) perform(machine().cancel(id, why));
+}
+
+void semaphore_queue::perform(const lease_queue::actions& out, freed_lease* freed)
+{
+    using A = lease_action::type;
+    for (const auto& a : out) {
+        switch (a.what) {
+        case A::start_run:
+            run_ = std::make_shared<lease_run>(shared_from_this(), a.n, a.one_look);
+            run_->start();
+            break;
+        case A::abandon_run:
+            end_run();
+            for (auto& l : std::exchange(run_leases_, {})) delete_node(s, l.node, {});
+            break;
+        case A::grant_run: grant(a.id, std::exchange(run_leases_, {}), 0); break;
+        case A::pass_lease: {
+            std::vector<lease_node> one;
+            one.push_back(std::move(freed->lease));
+            grant(a.id, std::move(one), freed->local + 1);
+            if (freed->done) freed->done->complete(*s, {});
+            break;
+        }
+        case A::delete_lease:
+            if (freed->lost || !freed->done) {  // the release hears the loss now; the node goes in the background
+                if (freed->done) freed->done->complete(*s, freed->lost);
+                delete_node(s, freed->lease.node, {});
+            } else {
+                delete_node(s, freed->lease.node, [ss = s, done = freed->done](error_code ec) { done->complete(*ss, ec); });
+            }
+            break;
+        case A::fail_waiter: complete(a.id, a.ec, {}); break;
+        case A::look_for_followers: look_for_followers(); break;
+        }
+    }
 }
 
 void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guard> leases)
@@ -83,7 +117,6 @@ void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guar
     if (it == waiters_.end()) return;
     auto w = std::move(it->second);
     waiters_.erase(it);
-    singles_.erase(id);
     if (w.timer) w.timer->cancel();
     if (auto* one = std::get_if<handler<guard>>(&w.h))
         s->post_completion(std::move(*one), ec, leases.empty() ? guard{} : std::move(leases.front()));
@@ -94,17 +127,6 @@ void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guar
 void semaphore_queue::end_run()
 {
     if (auto r = std::exchange(run_, nullptr)) r->abandon();
-    run_for_ = 0;
-}
-
-// The first waiter gets a run of the protocol; the others wait here, behind it.
-void semaphore_queue::advance()
-{
-    if (run_ || waiters_.empty() || s->state != session_state::connected) return;
-    const auto& [id, w] = *waiters_.begin();
-    run_for_ = id;
-    run_ = std::make_shared<lease_run>(shared_from_this(), w.n, w.d);
-    run_->start();
 }
 
 void semaphore_queue::on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases)
@@ -113,21 +135,9 @@ void semaphore_queue::on_run_done(const lease_run* run, error_code ec, std::vect
         for (auto& l : leases) delete_node(s, l.node, {});
         return;
     }
-    const auto id = std::exchange(run_for_, 0);
     run_.reset();
-    if (is_retryable(ec) && waiters_.count(id)) {
-        // Connection trouble: the same waiter tries again once reconnected (advance, on the state change).
-        if (s->state == session_state::connected) advance();
-        return;
-    }
-    if (ec) complete(id, ec, {});
-    else if (waiters_.count(id)) {
-        handoffs_ = 0;
-        grant(id, std::move(leases), 0);
-    } else {
-        for (auto& l : leases) delete_node(s, l.node, {});
-    }
-    advance();
+    run_leases_ = std::move(leases);
+    perform(machine().on_run_done(ec, is_retryable(ec)));
 }
 
 void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local)
@@ -205,12 +215,7 @@ void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_rele
     }
     auto l = take(it);
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
-    if (lost) {
-        if (done) done->complete(*s, lost);
-        delete_node(s, l.lease.node, {});
-        return;
-    }
-    pass_on(std::move(l.lease), l.local, done);
+    free_lease({std::move(l.lease), l.local, lost, std::move(done)});
 }
 
 semaphore_queue::held_lease semaphore_queue::take(std::map<std::uint64_t, held_lease>::iterator it)
@@ -234,32 +239,29 @@ void semaphore_queue::lease_ran_out(std::uint64_t holder)
     lose(holder, zklock::error::lease_expired);
     auto l = take(it);
     expired_.insert(holder);
-    pass_on(std::move(l.lease), l.local, nullptr);
+    free_lease({std::move(l.lease), l.local, {}, nullptr});
 }
 
-void semaphore_queue::pass_on(lease_node l, std::uint64_t local, const std::shared_ptr<pending_release>& done)
+void semaphore_queue::free_lease(freed_lease l)
 {
-    // Cohort hand-off: the lease passes to a waiter here that wants one, on a live connection: the first
-    // one whose own run is not under way (that run goes on, and may add a lease), else the running one.
-    if (s->state == session_state::connected &&
-        lease_may_pass_locally(handoffs_, opts.local_handoff_limit, nobody_waits_)) {
-        std::uint64_t to = 0;
-        for (auto it = singles_.begin(); !to && it != singles_.end(); ++it)  // two steps at most
-            if (*it != run_for_) to = *it;
-        if (!to && !singles_.empty()) to = *singles_.begin();
-        if (to) {
-            ++handoffs_;
-            look_for_followers();
-            if (to == run_for_) end_run();
-            std::vector<lease_node> one;
-            one.push_back(std::move(l));
-            grant(to, std::move(one), local + 1);
-            if (done) done->complete(*s, {});
-            return advance();
-        }
-    }
-    if (!done) return delete_node(s, l.node, {});
-    delete_node(s, l.node, [ss = s, done](error_code ec) { done->complete(*ss, ec); });
+    perform(machine().lease_freed(!l.lost), &l);
+}
+
+// The answer feeds the machine: nobody else waits, or (the watch fired, or the look failed) unknown again.
+void semaphore_queue::look_for_followers()
+{
+    s->get_children(path + "/locks", &followers_,
+                    [w = weak_from_this()](error_code ec, std::vector<std::string> names, stat) {
+                        auto q = w.lock();
+                        if (!q) return;
+                        if (ec) return q->perform(q->machine().on_followers_changed(false));
+                        if (!lease_waiter_present(names, q->internal_lock->node_name()))
+                            q->perform(q->machine().on_followers_none());
+                        q->followers_.async_wait([w](error_code wec, watch_event) {
+                            if (auto qq = w.lock(); qq && !wec)
+                                qq->perform(qq->machine().on_followers_changed(!qq->held_.empty()));
+                        });
+                    });
 }
 
 void semaphore_queue::leases_changed()

@@ -1,7 +1,10 @@
-// The semaphore's per-session state for one path: the coroutines waiting for leases, the leases they
-// hold, and the one protocol run (lease_run) that obtains leases from ZooKeeper at a time.
+// The semaphore's per-session state for one path: the shell around core/lease_queue (who gets a lease),
+// which keeps the waiters' timers and completions, the leases held and their loss signals, and the one
+// protocol run (lease_run) that obtains leases from ZooKeeper at a time.
 #pragma once
 
+#include "core/lease_queue.hpp"
+#include "core/lease_run_machine.hpp"
 #include "core/listener_index.hpp"
 #include "lock_queue.hpp"
 
@@ -11,13 +14,6 @@
 #include <variant>
 
 namespace zklock::detail {
-
-/// A lease node this session holds (or is about to hand to a coroutine).
-struct lease_node {
-    std::string node;
-    std::int64_t czxid = 0;
-    std::int32_t data_version = 0;  // as we last wrote it (a write with it never overwrites a revocation)
-};
 
 class lease_run;
 
@@ -44,6 +40,10 @@ public:
     /// From the current run: its leases, or why it failed (a retryable error: try again once connected).
     void on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases);
 
+    /// At most this many leases in one acquire_many: each is a node, and ZooKeeper answers a listing of
+    /// the leases directory in one message of at most jute.maxbuffer (1 MiB by default).
+    static constexpr std::size_t max_leases_at_once = 4096;
+
 protected:
     bool has_holders() const override { return !held_.empty(); }
     void grace_passed() override;
@@ -61,8 +61,6 @@ public:
 
 private:
     struct waiter {
-        std::size_t n = 1;
-        bool one_look = false;
         deadline d;
         completion h;
         std::unique_ptr<asio::steady_timer> timer;
@@ -75,14 +73,23 @@ private:
         error_code lost;
         bool revoke_requested = false;
     };
-    void advance();
+    /// A lease let go by its holder, on its way to a local waiter or back to ZooKeeper.
+    struct freed_lease {
+        lease_node lease;
+        std::uint64_t local = 0;
+        error_code lost;                        // why it is not ours to pass on (empty: it is)
+        std::shared_ptr<pending_release> done;  // the release that let it go (null: its lease ran out)
+    };
+    /// Sets the machine's view of the session before an event.
+    lease_queue& machine();
+    /// Performs the machine's actions; `freed` is the lease the event let go, if any.
+    void perform(const lease_queue::actions& out, freed_lease* freed = nullptr);
     void complete(std::uint64_t id, error_code ec, std::vector<guard> leases);
     void grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local);
     /// Takes `it`'s lease out of the held ones (its listeners aborted, the loss clock and keepalive updated).
     held_lease take(std::map<std::uint64_t, held_lease>::iterator it);
-    /// A lease node let go by its holder (released, or its lease ran out) goes to a local waiter, or is
-    /// deleted; `done` (may be null) hears the outcome.
-    void pass_on(lease_node l, std::uint64_t local, const std::shared_ptr<pending_release>& done);
+    /// `l` is free: a local waiter gets it, or its node is deleted (see lease_queue::lease_freed).
+    void free_lease(freed_lease l);
     /// Writes `holder`'s lease deadline into its node's data (see core/node_data.hpp).
     void publish_lease(std::uint64_t holder);
     void watch_lease(std::uint64_t holder);
@@ -92,22 +99,21 @@ private:
     void update_keepalive();
     bool keepalive_ = false;
 
+    lease_queue machine_;
     std::map<std::uint64_t, waiter> waiters_;
     std::map<std::uint64_t, held_lease> held_;
     std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
-    std::set<std::uint64_t> singles_;  // the waiters that want one lease (a hand-off finds one in O(log n))
     listener_index<handler<error_code>> lost_waiters_;
     listener_index<handler<>> revoke_waiters_;
     void revoked(std::uint64_t holder);
     void drop_listeners(std::uint64_t holder);
     std::shared_ptr<lease_run> run_;
-    std::uint64_t run_for_ = 0;
-    std::size_t handoffs_ = 0;  // local hand-offs in a row
-    // Cohorting bounded by real contention (semaphore_followers.cpp): while leases pass between our
-    // coroutines, a children watch on the internal lock's PATH/locks says whether anybody else waits for one.
+    std::vector<lease_node> run_leases_;  // a finished run's leases, until the machine says whose
+    // Cohorting bounded by real contention: while leases pass between our coroutines, a children watch on
+    // the internal lock's PATH/locks says whether anybody else waits for one (every waiter of another
+    // process queues there, and holds that lock while its lease node waits). Our own run's node there is
+    // ours: the lease passes to its waiter first.
     void look_for_followers();
-    bool looking_ = false;       // a look is out, or its watch armed
-    bool nobody_waits_ = false;  // the last look found no waiter, and nothing changed since
     watch followers_;
     std::uint64_t holder_gen_ = 0;
     std::uint64_t listener_ = 0;

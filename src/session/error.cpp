@@ -64,7 +64,8 @@ public:
                    "exclude each other, so nothing was taken; use another path";
         case error::invalid_lease_count:
             return "a semaphore has at least one lease, and an acquire asks for at least one and at most "
-                   "as many as the semaphore has";
+                   "as many as the semaphore has, and at most 4096 at once (each lease is a node, and "
+                   "ZooKeeper lists them all in one answer)";
         case error::lease_expired:
             return "the lock's lease (its hold-time limit) ran out, so zklock released it and another "
                    "contender may hold it now: stop using what it protects, and release the guard";

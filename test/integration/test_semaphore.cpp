@@ -5,6 +5,7 @@
 
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 
 #include <memory>
 #include <stdexcept>
@@ -276,16 +277,37 @@ BOOST_AUTO_TEST_CASE(bad_counts_and_other_schemas_are_refused)
         semaphore on_mutex(ss[0], mpath, 2);
         auto [e4, g4] = co_await on_mutex.acquire(5s, tuple_awaitable);
         BOOST_TEST(e4 == zklock::error::schema_mismatch);
+        // Refused before anything was made: no PATH/locks left to refuse the mutex's own kind later.
+        const auto left = co_await children(ss[0], mpath);
+        BOOST_TEST(left.size() == 1u);
+        BOOST_TEST(left.front() == mg.node().substr(mpath.size() + 1));
         co_await mg.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], mpath)).empty());
+        auto again = co_await m.acquire(5s, use_awaitable);  // the mutex's path is still the mutex's
+        co_await again.release(use_awaitable);
+
+        const auto rwpath = unique_path("sem-on-rw");
+        zklock::shared_mutex rw(ss[0], rwpath);
+        auto rg = co_await rw.acquire_shared(5s, use_awaitable);
+        semaphore on_rw(ss[0], rwpath, 2);
+        auto [e6, g6] = co_await on_rw.acquire_many(2, 5s, tuple_awaitable);
+        BOOST_TEST(e6 == zklock::error::schema_mismatch);
+        BOOST_TEST((co_await children(ss[0], rwpath)).size() == 1u);
+        co_await rg.release(use_awaitable);
+
+        // A count too large to be nodes in one listing: refused, not a std::bad_alloc.
+        const std::size_t huge = std::size_t{1} << 31;
+        semaphore big(ss[0], unique_path("sem-big"), huge);
+        auto [e7, g7] = co_await big.acquire_many(huge, 1s, tuple_awaitable);
+        BOOST_TEST(e7 == zklock::error::invalid_lease_count);
+        auto [e8, g8] = co_await big.acquire_many(5000, 1s, tuple_awaitable);
+        BOOST_TEST(e8 == zklock::error::invalid_lease_count);
 
         auto sg = co_await three.acquire(5s, use_awaitable);
         zklock::mutex on_sem(ss[0], path);
         auto [e5, g5] = co_await on_sem.acquire(5s, tuple_awaitable);
         BOOST_TEST(e5 == zklock::error::schema_mismatch);
         co_await sg.release(use_awaitable);
-        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
-            co_return (co_await children(ss[0], path + "/leases")).empty() &&
-                (co_await children(ss[0], mpath)).size() <= 2;  // the semaphore's containers at most
-        }));
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
     });
 }
