@@ -14,6 +14,7 @@
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/server.hpp>
+#include <zklock/while_held.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -129,9 +130,9 @@ asio::awaitable<void> worker(zklock::session& s, const options& o, backend& b)
                 continue;
             }
             if (ec) throw boost::system::system_error(ec, "connection lease");  // the session is in trouble
-            // A lease can be lost while held (the session expired): where that matters, race the work
-            // against lease.async_wait_lost() with `||` (see guard.hpp).
-            co_await b.serve_job(o.use);
+            // A lease can be lost while held (the session expired): the job runs only while it is held,
+            // and is cancelled at a loss (zklock::while_held throws the reason then).
+            co_await zklock::while_held(lease, b.serve_job(o.use));
             co_await lease.release(asio::use_awaitable);  // the next waiter may connect
             done = true;
         }

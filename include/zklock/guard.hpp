@@ -93,11 +93,10 @@ public:
     }
 
     /**
-     * Completes *successfully* when the lock is lost, with the reason as its result, so that Asio's `||`
-     * (which waits for the first success and then cancels the rest) cuts a critical section short:
-     *
-     *     auto r = co_await (work() || g.async_wait_lost(asio::use_awaitable));
-     *     if (r.index() == 1) { ... }   // lost; std::get<1>(r) says why, and work() was cancelled
+     * Completes *successfully* when the lock is lost, with the reason as its result. To run work only while
+     * the lock is held, use `zklock::while_held(g, work())` (zklock/while_held.hpp), which ends when either
+     * side ends; Asio's `work() || g.async_wait_lost(...)` waits for the first *success*, so a work that
+     * throws would leave it waiting for a loss, with the lock held.
      *
      * An error means "not lost": `operation_aborted` when the guard was released first or the operation
      * was cancelled, `error::not_held` on an empty guard. A loss already known completes at once.

@@ -10,3 +10,4 @@
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>
 #include <zklock/validation.hpp>
+#include <zklock/while_held.hpp>
