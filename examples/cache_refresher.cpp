@@ -155,7 +155,7 @@ asio::awaitable<void> refresher(zklock::session& s, paths p, int refreshes, stat
         co_await s.async_set_data(p.sum, checksum(value), -1, asio::use_awaitable);
         --st.writers_inside;
 
-        auto r = co_await rw.acquire_shared(w, asio::use_awaitable);  // downgrade: at once, no round trip
+        auto r = co_await rw.acquire_shared(w, asio::use_awaitable);  // downgrade: no writer slips in
         co_await w.release(asio::use_awaitable);                        // readers may come in now
         st.enter_read();
         auto [back, bst] = co_await s.async_get_data(p.value, asio::use_awaitable);

@@ -10,6 +10,9 @@ namespace detail {
 /// The session's queue for one side of the read/write lock on `path`.
 std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>&, const std::string& path, bool readers,
                                          const mutex_options&, error_code& refusal);
+/// The read side for the holder of `write` (see shared_mutex::acquire_shared(const guard&)).
+void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_queue> writers, hold_ref write,
+                     handler<guard> h);
 }  // namespace detail
 
 /**
@@ -124,21 +127,28 @@ public:
     }
 
     /**
-     * Downgrade: the read side for the holder of the write guard `write`, at once and without a round
-     * trip. The new guard holds the writer's node too, so no other writer can slip in between: release
-     * `write` and keep reading under the returned guard (other readers get in once it goes, as with
-     * Curator, whose downgrade this is). Completes with `error::not_held` if `write` is not a write guard
-     * of this lock (of this session and path), holds nothing, or lost its lock. Signature
-     * `void(error_code, guard)`.
+     * Downgrade: the read side for the holder of the write guard `write`, in one round trip, with no
+     * writer slipping in between: release `write` and keep reading under the returned guard. The read
+     * guard has a read node of its own, made while the write node is held and not waiting for it; so once
+     * `write` is released, other readers (of this session and of other processes, Curator's included) read
+     * beside it, while a writer still waits for it. (Curator's downgrade, by contrast, lets in a writer
+     * that queued while the write lock was held.) If a writer of another session queued between the write
+     * node and the new read node, the guard instead holds the write node too, until it goes: that writer,
+     * and readers behind it, wait for it.
+     *
+     * Completes with `error::not_held` if `write` is not a write guard of this lock (of this session and
+     * path), holds nothing, or lost its lock. Signature `void(error_code, guard)`. Cancellation (any type):
+     * completes at once with `operation_aborted`; the read node, if made, is deleted in the background.
+     * Executor, thread safety: as for `acquire_shared`.
      */
     template <class CompletionToken = asio::deferred_t>
     auto acquire_shared(const guard& write, CompletionToken&& token = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> q, detail::hold_ref w) {
-                detail::async_reenter(std::move(q), std::move(w), std::move(h));
+            [](auto h, std::shared_ptr<detail::lock_queue> r, std::shared_ptr<detail::lock_queue> w, detail::hold_ref g) {
+                detail::async_downgrade(std::move(r), std::move(w), std::move(g), std::move(h));
             },
-            token, writers_, hold_of(write));
+            token, readers_, writers_, hold_of(write));
     }
 
     /// The write side's place in the queue (see mutex::async_wait_place). `void(error_code, std::size_t)`.

@@ -36,6 +36,8 @@ public:
     void watch_followers() { perform(machine_.follow()); }
     /// Watch our own node while held: its deletion is reported as lost, a revocation request as such.
     void watch_own() { perform(machine_.watch_own_node()); }
+    /// Before start: see contender_machine::pass_over.
+    void pass_over(std::string child) { machine_.pass_over(std::move(child)); }
     /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
     void release(handler<> done);
 

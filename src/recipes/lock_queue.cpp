@@ -264,6 +264,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger || opts.queue.shared);
+            if (!opts.passed_over.empty()) current_->pass_over(opts.passed_over);
             s->retain_keepalive();
             data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
             current_->start(by_sequence);

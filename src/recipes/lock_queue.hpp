@@ -24,6 +24,8 @@ struct lock_queue_options {
     contender_kind kind = contender_kind::exclusive;
     local_queue::options queue;
     zklock::acl acl = open_acl();
+    /// A child of the directory that does not count as ahead of our node: the write node of a downgrade.
+    std::string passed_over{};
     friend bool operator==(const lock_queue_options&, const lock_queue_options&) = default;
 };
 

@@ -203,6 +203,63 @@ BOOST_AUTO_TEST_CASE(zklock_writer_holds_curator_reader_and_writer_are_busy)
     }, 180s);
 }
 
+// A downgraded zklock reader lets Curator's readers in once its write guard goes; Curator's writer still
+// waits for it.
+BOOST_AUTO_TEST_CASE(zklock_downgrades_curator_reader_joins_curator_writer_is_busy)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    const auto path = unique_path("rw-zklock-downgrades");
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        shared_mutex rw(ss[0], path);
+        auto w = co_await rw.acquire(5s, use_awaitable);
+        auto r = co_await rw.acquire_shared(w, use_awaitable);
+        co_await w.release(use_awaitable);
+        BOOST_TEST(r.node().find("__READ__") != std::string::npos);  // a read node of its own
+        {
+            auto reader = curator::rw(path, "read-try");
+            auto writer = curator::rw(path, "write-try");
+            BOOST_TEST(co_await published(reader, "acquired"), "Curator's reader stayed out of a downgraded read lock");
+            BOOST_TEST(co_await published(writer, "busy"), "Curator's writer got in beside a downgraded reader");
+            BOOST_TEST(co_await reader->exits_cleanly());
+            BOOST_TEST(co_await writer->exits_cleanly());
+        }
+        BOOST_TEST(!r.lost());
+        co_await r.release(use_awaitable);
+        auto writer = curator::rw(path, "write-try");
+        BOOST_TEST(co_await published(writer, "acquired"));
+        BOOST_TEST(co_await writer->exits_cleanly());
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    }, 180s);
+}
+
+// Curator's own downgrade (write, then read, then the write released): zklock's reader joins it, zklock's
+// writer waits for its read lock.
+BOOST_AUTO_TEST_CASE(curator_downgrades_zklock_reader_joins_zklock_writer_waits)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    const auto path = unique_path("rw-curator-downgrades");
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        auto peer = curator::rw(path, "downgrade-hold");
+        BOOST_TEST(co_await peer->holds());
+        BOOST_TEST(co_await rw_nodes_become(ss[0], path, 1, 0));
+        shared_mutex rw(ss[0], path);
+        auto r = co_await rw.acquire_shared(5s, use_awaitable);  // beside Curator's downgraded reader
+        BOOST_TEST(r.owns_lock());
+        co_await r.release(use_awaitable);
+        auto [ec, none] = co_await rw.acquire(500ms, tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::timeout);
+        peer->let_go();
+        BOOST_TEST(co_await peer->exits_cleanly());
+        auto w = co_await rw.acquire(5s, use_awaitable);
+        co_await w.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    }, 180s);
+}
+
 BOOST_AUTO_TEST_CASE(curator_reader_holds_zklock_reader_shares_it_zklock_writer_waits)
 {
     asio::io_context ioc;

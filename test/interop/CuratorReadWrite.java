@@ -2,6 +2,8 @@
 // java -cp CURATOR_JARS CuratorReadWrite.java CONNECT PATH MODE DIR).
 //   read-hold, write-hold: acquire that side, create DIR/held, wait for DIR/release, release.
 //   read-try, write-try:   try that side for 500 ms; write "acquired" or "busy" to DIR/result (and release).
+//   downgrade-hold:        acquire the write side, then the read side, release the write side (Curator's
+//                          downgrade), create DIR/held, wait for DIR/release, release the read side.
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -42,6 +44,20 @@ public class CuratorReadWrite {
     static void run(String[] a) throws Exception {
         String mode = a[2];
         Path dir = Path.of(a[3]);
+        if (mode.equals("downgrade-hold")) {
+            CuratorFramework f = CuratorFrameworkFactory.newClient(a[0], 30000, 15000, new RetryNTimes(3, 100));
+            f.start();
+            if (!f.blockUntilConnected(60, TimeUnit.SECONDS)) throw new IllegalStateException("cannot connect to " + a[0]);
+            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(f, a[1]);
+            rw.writeLock().acquire();
+            rw.readLock().acquire();
+            rw.writeLock().release();
+            publish(dir, "held", "held");
+            waitForRelease(dir);
+            rw.readLock().release();
+            f.close();
+            return;
+        }
         String side = mode.startsWith("read-") ? "read" : mode.startsWith("write-") ? "write" : null;
         String what = side == null ? null : mode.substring(side.length() + 1);
         if (side == null || !(what.equals("hold") || what.equals("try")))

@@ -190,6 +190,21 @@ BOOST_AUTO_TEST_CASE(readers_and_writers_in_one_queue)
     });
 }
 
+// A downgrade's read node passes over its own session's write node, and over nothing else.
+BOOST_AUTO_TEST_CASE(a_downgrades_reader_passes_over_its_own_writer_only)
+{
+    const std::string own_w = "_c_a-__WRIT__0000000001", own_r = "_c_a2-__READ__0000000003";
+    const names alone{own_w, "_c_b-__READ__0000000002", own_r};
+    auto v = decide(rd, alone, own_r, own_w);
+    BOOST_TEST(v.holds);
+    BOOST_TEST(!decide(rd, alone, own_r).holds);  // without it, the write node is ahead
+    const names writer_between{own_w, "_c_c-__WRIT__0000000002", own_r};
+    v = decide(rd, writer_between, own_r, own_w);
+    BOOST_TEST(!v.holds);
+    BOOST_TEST(v.watch == "_c_c-__WRIT__0000000002");  // another session's writer queued meanwhile
+    BOOST_TEST(v.ahead == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(writer_and_reader_pairs)
 {
     check_all({
@@ -264,16 +279,6 @@ BOOST_AUTO_TEST_CASE(a_lease_waiter_is_another_contender_for_the_internal_lock)
     BOOST_TEST(lease_waiter_present({theirs}, ""));
     BOOST_TEST(lease_waiter_present({"_c_7f-lock-0000000009"}, ours));  // Curator's names too
     BOOST_TEST(!lease_waiter_present({"config"}, ""));                  // not a contender
-}
-
-BOOST_AUTO_TEST_CASE(a_lease_passes_locally_beyond_the_bound_only_while_nobody_waits)
-{
-    BOOST_TEST(lease_may_pass_locally(0, 10, false));
-    BOOST_TEST(lease_may_pass_locally(9, 10, false));
-    BOOST_TEST(!lease_may_pass_locally(10, 10, false));  // the bound, with a waiter (or not known)
-    BOOST_TEST(lease_may_pass_locally(10, 10, true));    // nobody else waits
-    BOOST_TEST(lease_may_pass_locally(1000, 10, true));
-    BOOST_TEST(!lease_may_pass_locally(0, 0, true));  // a limit of 0 stays strict
 }
 
 BOOST_AUTO_TEST_CASE(a_semaphore_directory_refuses_other_schemas)

@@ -120,7 +120,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
         // A create retried by the server (a lagging follower) may have made a second node of ours.
         for (const auto& n : names)
             if (n != name_ && ours(n)) out.push_back({.what = type::delete_node, .path = dir_ + "/" + n});
-        const auto v = decide(kind_, names, name_);
+        const auto v = decide(kind_, names, name_, passed_over_);
         if (v.foreign) {
             out.push_back({.what = type::schema_found, .path = std::string(describe(*v.foreign))});
             fail(out, zklock::error::schema_mismatch);

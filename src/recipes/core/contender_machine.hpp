@@ -93,6 +93,9 @@ public:
     /// Watch our own node while held (now, or once held): its deletion is reported as `lost`, a revocation
     /// request as `revoke_requested`. Not done unasked: a short hold would pay a read and a watch for nothing.
     actions watch_own_node();
+    /// Before start: `child` (a name in the directory) does not count as ahead of our node. A downgrade's
+    /// read node passes over the write node its session holds.
+    void pass_over(std::string child) { passed_over_ = std::move(child); }
 
     // Answers and notifications.
     /// `first`: the owner proved from the sequence that the node is first (see start).
@@ -138,6 +141,7 @@ private:
 
     std::string dir_, prefix_;
     contender_kind kind_;
+    std::string passed_over_;
     bool permitted_, watch_followers_;
     bool own_wanted_;           // watch our own node once held (watch_own_node, or at once for followers)
     bool own_watched_ = false;  // ... and the watch was asked for

@@ -53,7 +53,8 @@ child_role classify(std::string_view name) noexcept
     return {};
 }
 
-verdict decide(contender_kind kind, const std::vector<std::string>& children, std::string_view own)
+verdict decide(contender_kind kind, const std::vector<std::string>& children, std::string_view own,
+               std::string_view passed_over)
 {
     verdict v;
     const auto mine = parse_sequence(own);
@@ -66,6 +67,7 @@ verdict decide(contender_kind kind, const std::vector<std::string>& children, st
             v.found = true;
             continue;
         }
+        if (c == passed_over) continue;
         const auto role = classify(c);
         if (!role.schema) continue;
         if (*role.schema != ours) {

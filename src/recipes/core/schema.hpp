@@ -56,7 +56,9 @@ struct verdict {
 /// Decides for our node `own` of `kind` among `children`. Ordering is by sequence number relative to our
 /// own (serial-number arithmetic, so it stays right across the signed 32-bit wrap). Foreign-schema
 /// children are reported, not ordered: the caller refuses the directory.
-verdict decide(contender_kind kind, const std::vector<std::string>& children, std::string_view own);
+/// `passed_over`: a child that does not count as ahead (our own write node, which we hold: a downgrade).
+verdict decide(contender_kind kind, const std::vector<std::string>& children, std::string_view own,
+               std::string_view passed_over = {});
 
 /// Whether a contender behind our node `own` of `kind` waits for it: any contender of our schema after
 /// us, or for a reader only a writer (other readers hold beside it). For a lingering node.
@@ -71,13 +73,6 @@ std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::str
 /// (PATH/locks): every waiter, Curator's and ours, queues there, and holds that lock while its lease node
 /// waits for a lease to go. `own`: our session's node there (empty: none).
 bool lease_waiter_present(const std::vector<std::string>& lock_children, std::string_view own);
-
-/// The semaphore's cohort bound: a released lease passes to a local waiter within `limit` hand-offs in a
-/// row, and beyond them while the last look found nobody else waiting (`nobody_waits`); 0 is strict.
-inline bool lease_may_pass_locally(std::size_t handoffs, std::size_t limit, bool nobody_waits) noexcept
-{
-    return handoffs < limit || (limit > 0 && nobody_waits);
-}
 
 /// One contender of a lock directory, in queue order (for the participants list).
 struct queued {
