@@ -12,6 +12,16 @@
 
 namespace zklock::detail {
 
+namespace {
+/// A downgrade in progress: its read node's queue, made on the session's executor, and whether it was
+/// cancelled before that (the cancellation slot is bound on the caller's thread).
+struct downgrade_op {
+    std::shared_ptr<lock_queue> own;
+    std::uint64_t id = 0;
+    bool cancelled = false;
+};
+}  // namespace
+
 void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_queue> writers, hold_ref write,
                      handler<guard> h)
 {
@@ -19,28 +29,41 @@ void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_q
         complete_without_session(std::move(h), error_code(zklock::error::not_held), guard{});
         return;
     }
-    auto s = readers->s;
-    // One read node per downgrade, in a queue of its own: the session's other readers keep theirs, which
-    // waits for the write node, so that none of them reads while the writer's coroutine still writes.
-    auto o = readers->opts;
-    o.passed_over = write.node.substr(write.node.rfind('/') + 1);
-    o.queue.linger = false;
-    auto own = std::make_shared<lock_queue>(s, "downgrade:" + readers->path, readers->path, o);
-    own->subscribe();
-    const auto id = own->new_id();
-    bind_cancellation(h, own, [id](lock_queue& q) { q.cancel_waiter(id, asio::error::operation_aborted); });
-    asio::dispatch(s->ex, [own, writers = std::move(writers), holder = write.holder, id, h = std::move(h)]() mutable {
-        if (!writers->holds(holder) || writers->lost(holder))
-            return own->s->post_completion(std::move(h), error_code(zklock::error::not_held), guard{});
+    auto ex = readers->s->ex;
+    auto op = std::make_shared<downgrade_op>();
+    if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
+        slot.assign([w = std::weak_ptr<downgrade_op>(op), ex](asio::cancellation_type) {
+            asio::post(ex, [w] {
+                auto o = w.lock();
+                if (!o) return;
+                o->cancelled = true;
+                if (o->own) o->own->cancel_waiter(o->id, asio::error::operation_aborted);
+            });
+        });
+    asio::dispatch(ex, [op, readers = std::move(readers), writers = std::move(writers), write = std::move(write),
+                        h = std::move(h)]() mutable {
+        auto s = readers->s;
+        if (op->cancelled) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted), guard{});
+        if (!writers->holds(write.holder) || writers->lost(write.holder))
+            return s->post_completion(std::move(h), error_code(zklock::error::not_held), guard{});
+        // One read node per downgrade, in a queue of its own: the session's other readers keep theirs,
+        // which waits for the write node, so that none of them reads while the writer's coroutine writes.
+        auto o = readers->opts;
+        o.passed_over = write.node.substr(write.node.rfind('/') + 1);
+        o.queue.linger = false;
+        op->own = std::make_shared<lock_queue>(s, "downgrade:" + readers->path, readers->path, o);
+        op->own->subscribe();
+        op->id = op->own->new_id();
         // One look: the node holds at once, or a writer is in between.
-        own->acquire(id, std::chrono::steady_clock::now(), std::nullopt,
-                     [own, writers, holder, h = std::move(h)](error_code ec, guard g) mutable {
-                         if (ec && ec != asio::error::operation_aborted) {
-                             g = writers->enter(holder);  // keeps the write node until the read guard goes
-                             ec = g ? error_code{} : error_code(zklock::error::not_held);
-                         }
-                         own->s->post_completion(std::move(h), ec, std::move(g));
-                     });
+        op->own->acquire(op->id, std::chrono::steady_clock::now(), std::nullopt,
+                         [op, writers, holder = write.holder, h = std::move(h)](error_code ec, guard g) mutable {
+                             auto own = std::exchange(op->own, nullptr);
+                             if (ec && ec != asio::error::operation_aborted) {
+                                 g = writers->enter(holder);  // keeps the write node until the read guard goes
+                                 ec = g ? error_code{} : error_code(zklock::error::not_held);
+                             }
+                             own->s->post_completion(std::move(h), ec, std::move(g));
+                         });
     });
 }
 

@@ -175,3 +175,33 @@ BOOST_AUTO_TEST_CASE(a_downgrade_of_a_guard_that_does_not_write_here_is_refused)
         BOOST_TEST((co_await children(ss[0], path)).empty());
     });
 }
+
+BOOST_AUTO_TEST_CASE(a_cancelled_downgrade_leaves_the_write_guard_and_no_read_node)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("downgrade-cancelled");
+        shared_mutex a(ss[0], path);
+        auto w = co_await a.acquire(5s, use_awaitable);
+        for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
+                          asio::cancellation_type::total}) {
+            asio::cancellation_signal stop;
+            auto op = a.acquire_shared(w, asio::bind_cancellation_slot(stop.slot(), tuple_awaitable));
+            asio::steady_timer soon(ioc, 0ms);
+            soon.async_wait([&](error_code) { stop.emit(type); });  // while the read node's create is out
+            auto [ec, r] = co_await std::move(op);
+            BOOST_TEST(ec == asio::error::operation_aborted);
+            BOOST_TEST(!r.owns_lock());
+            BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+                co_return (co_await children(ss[0], path)).size() == 1;  // the write node only
+            }));
+        }
+        BOOST_TEST(!w.lost());
+        auto r = co_await a.acquire_shared(w, use_awaitable);  // the session still downgrades
+        co_await w.release(use_awaitable);
+        co_await r.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    });
+}
