@@ -178,11 +178,11 @@ std::optional<std::int32_t> lock_queue::current_sequence() const
     return parse_sequence(node_name());  // none for an empty name
 }
 
-bool lock_queue::created(const contender* c, const std::string& node)
+bool lock_queue::created(const contender* c, const std::string& node, std::uint64_t sent_on)
 {
     if (c != current_.get() || !memo_) return false;
     const auto seq = parse_sequence(node);
-    return seq && memo_->current().created(*seq, s->connections);
+    return seq && memo_->current().created(*seq, answered_on(sent_on, s->connections));
 }
 
 void lock_queue::watch_directory()
@@ -192,13 +192,16 @@ void lock_queue::watch_directory()
     if (m.asked || m.current().watched(s->connections)) return;
     m.asked = true;
     s->exists(path, &m.directory_watch,
-              [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this()](error_code ec, std::optional<stat> st) {
+              [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this(),
+               sent_on = s->connections](error_code ec, std::optional<stat> st) {
                   auto memo = w.lock();
                   auto session = ws.lock();
                   if (!memo || !session) return;
                   memo->asked = false;
-                  if (!ec && st && memo->directory_watch.armed()) memo->proof.watching(session->connections);
-                  else memo->directory_watch = watch{};  // gone (that watch waits for a creation), or no answer
+                  const auto on = answered_on(sent_on, session->connections);
+                  if (!ec && st && on && memo->directory_watch.armed()) memo->proof.watching(*on);
+                  // Else gone (that watch waits for a creation), no answer, or not known on which connection.
+                  else memo->directory_watch = watch{};
               });
 }
 

@@ -51,7 +51,7 @@ public:
     void cancel_place(std::uint64_t id);
 
     void on_contender(const contender* c, const contender_action& report) override;
-    bool created(const contender* c, const std::string& node) override;
+    bool created(const contender* c, const std::string& node, std::uint64_t sent_on) override;
     /// The name (last path element) of this session's current node on the path; empty if none.
     std::string node_name() const
     {
