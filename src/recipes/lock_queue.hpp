@@ -9,8 +9,6 @@
 
 #include <zklock/watch.hpp>
 
-#include <boost/asio/steady_timer.hpp>
-
 #include <map>
 #include <optional>
 
@@ -63,6 +61,7 @@ public:
 protected:
     bool has_holders() const override { return machine_.has_holders(); }
     void grace_passed() override;
+    void alarm_rang(const clock_alarm& a) override;
     void lease_ran_out(std::uint64_t holder) override;
     void leases_changed() override { publish_lease(); }
     std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
@@ -75,13 +74,13 @@ public:
 private:
     struct waiter {
         handler<guard> h;
-        std::unique_ptr<asio::steady_timer> timer;
         lease_length lease;
     };
     /// Runs `event` on the machine with the session's state as it is now, and performs its actions.
     template <class Event>
     void step(Event event, const std::shared_ptr<pending_release>& done = nullptr);
-    void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done);
+    /// ... at `now`, the clock's one reading for the event.
+    void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
     void complete_waiter(std::uint64_t id, error_code ec, guard g);
     std::shared_ptr<contender> drop_contender();
     /// Writes the holders' lease deadline into the node's data when it changed (see core/node_data.hpp).
@@ -109,7 +108,6 @@ private:
     // for it). Kept in the session, for the next lock object on the key (sequence_memo.hpp).
     void watch_directory();
     std::shared_ptr<sequence_memo> memo_;
-    asio::steady_timer own_watch_clock_;  // local_queue::own_watch_delay_ms after a node became held
     std::uint64_t listener_ = 0;
     // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since
     // the epoch, none: no line). Someone else's write (a revocation request) stops further writes.

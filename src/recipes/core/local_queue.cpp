@@ -82,6 +82,8 @@ void local_queue::grant(actions& out)
     holders_.insert(holder);
     out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
     out.push_back({.what = type::arm_loss_clock});
+    // The node's first hold, whenever it comes (at once, on reconnect, after a confirmed touch).
+    if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = type::start_own_watch_clock});
     // The first local hand-off: ask the contender who queues behind the node, so that the answer is in
     // (usually) before the bound is reached.
     if (!opts_.shared && opts_.handoff_limit > 0 && !followers_watched_ && grants_ >= 2 && should_look()) {
@@ -199,7 +201,6 @@ local_queue::actions local_queue::on_acquired()
         out.push_back({.what = type::release_contender});
     } else {
         advance(out);
-        if (!own_watch_asked_ && !holders_.empty()) out.push_back({.what = type::start_own_watch_clock});
     }
     return out;
 }
