@@ -38,7 +38,9 @@ struct session_config {
     /// and the write errors only the leader gives (node exists, no node, bad version, not empty); a
     /// follower that lost the leader still answers reads, and answers some write errors itself. While a
     /// lock is held or awaited, the session sends a sync whenever nothing has been answered for T/6, so a
-    /// healthy holder's clock never runs out. In an ensemble the leader expires sessions and hears of a
+    /// healthy holder's clock never runs out; a mutex's or read/write lock's acquire that would complete
+    /// after the clock ran out (a waiter back from a partition) waits for a sync's answer first, so that
+    /// it never hands out a guard already lost. In an ensemble the leader expires sessions and hears of a
     /// follower's touches only when it pings that follower (every half tick, and a tick is at most T/2),
     /// so it may count from a touch up to T/6 + T/4 older than ours: it cannot expire the session before
     /// 7T/12 after that send time (about 0.8 T with common ticks), and the holder is told at T/2

@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 
 namespace zklock::detail {
@@ -138,6 +139,15 @@ protected:
     {
         clock_.disarm_loss();
         rearm();
+    }
+    /// No acquire completes with a guard whose loss is already known: while this is true at `now`, a
+    /// recipe holds its grants back, calls confirm_touch, and grants once it calls back and this is false.
+    bool loss_clock_ran_out(clock_time at) const { return session_touch().ran_out(at); }
+    /// Sends a sync (answered only through the leader); `then` runs on the session's executor once it is
+    /// answered or has failed, with this state alive or not (hold it weakly).
+    void confirm_touch(std::function<void()> then)
+    {
+        s->sync("/", [then = std::move(then)](error_code) { then(); });
     }
 
 private:

@@ -43,7 +43,8 @@ void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done)
 {
     const bool final = is_final(s->state);
     const auto t = now();
-    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{});
+    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
+                     loss_clock_ran_out(t));
     perform(event(machine_), done, t);
     rearm();
 }
@@ -319,6 +320,11 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             break;
         case type::arm_loss_clock: arm_loss_clock(); break;
         case type::cancel_loss_clock: cancel_loss_clock(); break;
+        case type::confirm_touch:
+            confirm_touch([w = weak_from_this()] {
+                if (auto q = w.lock()) q->step([](local_queue& m) { return m.on_touch_confirmed(); });
+            });
+            break;
         }
     }
 }

@@ -48,6 +48,7 @@ inline std::string name(Q what)
     case Q::watch_followers: return "watch_followers";
     case Q::watch_own: return "watch_own";
     case Q::start_own_watch_clock: return "start_own_watch_clock";
+    case Q::confirm_touch: return "confirm_touch";
     }
     return "unnamed";
 }
@@ -83,10 +84,11 @@ struct fixture {
     local_queue q{{}};
     bool connected = true;
     error_code end{};
+    bool stale = false;  // the loss clock has run out
 
     void remake(bool shared, std::size_t limit, bool linger) { q = local_queue({shared, limit, linger}); }
     // Each event as the shell sends it: the session's state first.
-    local_queue& at() { return q.observe(connected, end), q; }
+    local_queue& at() { return q.observe(connected, end, stale), q; }
     actions acquire(std::uint64_t id, bool one_look = false) { return at().acquire(id, one_look); }
     actions release(std::uint64_t holder) { return at().release(holder, true); }
     /// The holder id of waiter `id` in a grant of `out`.

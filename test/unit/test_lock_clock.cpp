@@ -45,7 +45,7 @@ struct timed : fixture {
 
     actions event(const std::function<actions(local_queue&)>& e)
     {
-        q.observe(connected, end);
+        q.observe(connected, end, session.ran_out(clock.now()));
         auto out = e(q);
         for (const auto& a : out) perform(a);
         return out;
@@ -189,6 +189,28 @@ BOOST_FIXTURE_TEST_CASE(the_warning_runs_only_while_someone_holds, timed)
     BOOST_TEST((clocks.next(session) == clock.now() + 1ms));  // the own watch first, then the warning
     advance(1ms);
     BOOST_TEST((clocks.next(session) == clock.now() - 1ms + 2s));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_waiter_away_longer_than_the_grace_is_not_handed_a_lost_guard, timed)
+{
+    // Seen under a real partition: a waiter whose session had no answer through the leader for longer
+    // than the grace reconnected, was granted, and was told ownership_uncertain at once.
+    wait_for(1, 30s);
+    clock.advance_time_by(500ms);
+    connected = false;
+    BOOST_TEST(event([](local_queue& m) { return m.on_acquired(); }).empty());
+    clock.advance_time_by(2s);  // 2.5 s after the newest answered send: past the grace
+    connected = true;
+    BOOST_TEST(kinds(event([](local_queue& m) { return m.on_connected(); })) == "confirm_touch");
+    BOOST_TEST(!q.has_holders());
+    BOOST_TEST(advance(3ms).empty());  // nothing rings for a waiter
+    answered(3ms);                     // the sync, sent 3 ms ago, answered through the leader
+    const auto h = holder(event([](local_queue& m) { return m.on_touch_confirmed(); }), 1);
+    // The guard's clock counts from that answer: a whole grace ahead.
+    const auto out = advance(session.warning_at() - clock.now() - 1ns);
+    BOOST_TEST(kinds(out) == "watch_own");
+    BOOST_TEST(!q.lost(h));
+    BOOST_TEST(kinds(advance(1ns)) == "cancel_loss_clock");
 }
 
 // --- Leases ------------------------------------------------------------------------------------------

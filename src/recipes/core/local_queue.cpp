@@ -5,6 +5,8 @@
 
 #include <boost/asio/error.hpp>
 
+#include <utility>
+
 namespace zklock::detail {
 
 using type = queue_action::type;
@@ -67,6 +69,10 @@ void local_queue::grant_available(actions& out)
 {
     if (!holders_.empty() && !may_join()) return;
     if (answer_pending()) return;  // on_followers_none or on_followers_waiting decides
+    if (stale_) {  // the guard would be lost at birth: hold the grant until the leader has answered
+        if (!std::exchange(confirming_, true)) out.push_back({.what = type::confirm_touch});
+        return;
+    }
     grant(out);
     while (opts_.shared && !waiters_.empty() && may_join()) grant(out);
     fail_one_looks(out);  // the lock is taken now (or the readers' bound is reached)
@@ -318,6 +324,14 @@ local_queue::actions local_queue::on_connected()
 {
     actions out;
     advance(out);  // a waiter may have been kept from a node that became ours while disconnected
+    return out;
+}
+
+local_queue::actions local_queue::on_touch_confirmed()
+{
+    actions out;
+    confirming_ = false;
+    advance(out);  // still stale (a slow answer, a failed sync): asks again; disconnected: on_connected
     return out;
 }
 
