@@ -39,13 +39,12 @@ lock_queue::~lock_queue()
 }
 
 template <class Event>
-void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done)
+void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done, time_point at)
 {
     const bool final = is_final(s->state);
-    const auto t = now();
     machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
-                     loss_clock_ran_out(t));
-    perform(event(machine_), done, t);
+                     loss_clock_ran_out(at));
+    perform(event(machine_), done, at);
     rearm();
 }
 
@@ -60,8 +59,9 @@ void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handl
     auto& w = waiters_[id];
     w.h = std::move(h);
     w.lease = lease;
-    const bool one_look = clock().start_waiter(id, d, now(), s->one_look_limit());
-    step([&](local_queue& m) { return m.acquire(id, one_look); });
+    const auto t = now();
+    const bool one_look = clock().start_waiter(id, d, t, s->one_look_limit());
+    step([&](local_queue& m) { return m.acquire(id, one_look); }, nullptr, t);
 }
 
 void lock_queue::cancel_waiter(std::uint64_t id, error_code why)

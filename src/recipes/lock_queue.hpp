@@ -76,9 +76,10 @@ private:
         handler<guard> h;
         lease_length lease;
     };
-    /// Runs `event` on the machine with the session's state as it is now, and performs its actions.
+    /// Runs `event` on the machine with the session's state as it is at `at` (the event's one reading
+    /// of the clock), and performs its actions.
     template <class Event>
-    void step(Event event, const std::shared_ptr<pending_release>& done = nullptr);
+    void step(Event event, const std::shared_ptr<pending_release>& done = nullptr, time_point at = now());
     /// ... at `now`, the clock's one reading for the event.
     void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
     void complete_waiter(std::uint64_t id, error_code ec, guard g);
