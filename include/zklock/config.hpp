@@ -34,14 +34,21 @@ struct session_config {
     /// A lock holder learns `error::ownership_uncertain` when no request sent within this long has been
     /// answered: the clock counts from the *send* time of the newest request the server answered (the
     /// server touched the session after that), connected or not. Unset: half the negotiated session
-    /// timeout T. Only answers that went through the leader count (writes, syncs), since a follower that
-    /// lost the leader still answers reads. While a lock is held or awaited, the session sends a sync whenever nothing has
-    /// been answered for T/6, so a healthy holder's clock never runs out. In an ensemble the leader
-    /// expires sessions and hears of a follower's touches only when it pings that follower (every half
-    /// tick, and a tick is at most T/2), so it may count from a touch up to T/6 + T/4 older than ours: it
-    /// cannot expire the session before 7T/12 after that send time (about 0.8 T with common ticks), and
-    /// the holder is told at T/2 (docs/DESIGN.md, "Loss timing"). Like ZooKeeper's own sessions this
-    /// assumes clocks that run at about the same rate; fencing tokens need no such assumption.
+    /// timeout T. Only answers that certainly went through the leader count: successful writes and syncs,
+    /// and the write errors only the leader gives (node exists, no node, bad version, not empty); a
+    /// follower that lost the leader still answers reads, and answers some write errors itself. While a
+    /// lock is held or awaited, the session sends a sync whenever nothing has been answered for T/6, so a
+    /// healthy holder's clock never runs out; a mutex's or read/write lock's acquire that would complete
+    /// after the clock ran out (a waiter back from a partition) waits for a sync's answer first, so that
+    /// it never hands out a guard already lost. In an ensemble the leader expires sessions and hears of a
+    /// follower's touches only when it pings that follower (every half tick, and a tick is at most T/2),
+    /// so it may count from a touch up to T/6 + T/4 older than ours: it cannot expire the session before
+    /// 7T/12 after that send time (about 0.8 T with common ticks), and the holder is told at T/2
+    /// (docs/DESIGN.md, "Loss timing"). So a grace above 7/12 of `session_timeout` is refused:
+    /// async_connect fails with `error::invalid_config`, and the log says the bound. If the server
+    /// negotiates a shorter timeout than asked, a grace above 7/12 of it is lowered to that bound, with a
+    /// warning in the log. Like ZooKeeper's own sessions this assumes clocks that run at about the same
+    /// rate; fencing tokens need no such assumption.
     std::optional<std::chrono::milliseconds> loss_grace{};
     /// Who this session is, written into every lock node it makes (the first line of the node's data),
     /// so that `async_participants` and `zklock ls` can say who holds and who waits. Empty: "hostname:pid".

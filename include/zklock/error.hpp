@@ -67,6 +67,7 @@ enum class zk_errc {
     session_moved = -118,
     not_read_only = -119,
     no_watcher = -121,
+    throttled_op = -127,  ///< the server was overloaded and did not apply the request: retryable
 };
 
 inline boost::system::error_code make_error_code(zk_errc e) noexcept
@@ -76,7 +77,8 @@ inline boost::system::error_code make_error_code(zk_errc e) noexcept
 
 /// True for ZooKeeper codes after which the same request may succeed once the client has reconnected
 /// (connection loss, operation timeout, or an answer out of order, after which the C client drops the
-/// connection: the request may or may not have been applied). An expired session is never retryable.
+/// connection: the request may or may not have been applied), or at once (a request the server
+/// throttled: it was not applied). An expired session is never retryable.
 bool is_retryable(const boost::system::error_code& ec) noexcept;
 
 }  // namespace zklock

@@ -27,8 +27,9 @@ boost::system::error_code check_path(std::string_view path, std::string* why = n
 boost::system::error_code check_hosts(std::string_view hosts, std::string* why = nullptr);
 
 /// The host list, then `error::invalid_config` for a session_timeout outside 1 s to 24 h (the server then
-/// negotiates it into [2, 20] ticks), a connect_timeout or loss_grace not above zero or over 24 h, or a
-/// credential with an empty scheme or a secret over max_secret_length.
+/// negotiates it into [2, 20] ticks), a connect_timeout not above zero or over 24 h, a loss_grace not above
+/// zero or above 7/12 of session_timeout (the bound is in `why`), or a credential with an empty scheme or a
+/// secret over max_secret_length.
 boost::system::error_code check_config(const session_config& config, std::string* why = nullptr);
 
 }  // namespace zklock

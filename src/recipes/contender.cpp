@@ -80,10 +80,10 @@ void contender::perform(const contender_action& a)
     switch (a.what) {
     case type::create_node:
         s_->create(op::create{a.path, encode_node_data(s_->cfg.owner, std::nullopt), create_mode::ephemeral_sequential, acl_},
-                   [self, r](error_code ec, std::string path, stat st) {
+                   [self, r, sent_on = s_->connections](error_code ec, std::string path, stat st) {
                        bool first = false;
                        if (!ec && !self->machine_.finished())
-                           if (auto o = self->owner_.lock()) first = o->created(self.get(), path);
+                           if (auto o = self->owner_.lock()) first = o->created(self.get(), path, sent_on);
                        self->perform(self->machine_.on_created(r, ec, path, st.czxid, first));
                    });
         break;

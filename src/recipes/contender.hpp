@@ -16,9 +16,10 @@ class contender_owner {
 public:
     virtual ~contender_owner() = default;
     virtual void on_contender(const contender* c, const contender_action& report) = 0;
-    /// A create of `c`'s answered with `node`: true if the owner can prove from its sequence alone that
-    /// it is first in the directory (core/sequence_proof.hpp). Asked of every create that succeeds.
-    virtual bool created(const contender* c, const std::string& node) = 0;
+    /// A create of `c`'s, sent on connection `sent_on`, answered with `node`: true if the owner can prove
+    /// from its sequence alone that it is first in the directory (core/sequence_proof.hpp). Asked of every
+    /// create that succeeds.
+    virtual bool created(const contender* c, const std::string& node, std::uint64_t sent_on) = 0;
 };
 
 class contender : public std::enable_shared_from_this<contender> {

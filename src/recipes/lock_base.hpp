@@ -4,12 +4,13 @@
 
 #include <zklock/guard.hpp>
 
+#include "core/lock_clock.hpp"
 #include "../session/session_impl.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
-#include <map>
+#include <functional>
 #include <optional>
 
 namespace zklock::detail {
@@ -28,7 +29,7 @@ struct pending_release {
 /// The guard's side of a recipe. Every member function runs on the session's executor, except new_id.
 class lock_base {
 public:
-    explicit lock_base(std::shared_ptr<session_impl> session) : s(std::move(session)), loss_clock_(s->ex) {}
+    explicit lock_base(std::shared_ptr<session_impl> session) : s(std::move(session)), timer_(s->ex) {}
     virtual ~lock_base() = default;
     lock_base(const lock_base&) = delete;
     lock_base& operator=(const lock_base&) = delete;
@@ -54,7 +55,7 @@ public:
         auto why = lost(holder);
         if (!why && !holds(holder)) why = zklock::error::not_held;
         if (!why) {
-            start_lease(holder, std::chrono::steady_clock::now() + length);
+            start_lease(holder, now() + length);
             leases_changed();
         }
         s->post_completion(std::move(h), why);
@@ -63,35 +64,57 @@ public:
     const std::shared_ptr<session_impl> s;
 
 protected:
-    using time_point = std::chrono::steady_clock::time_point;
-    // The lease clocks: one timer per holder that holds with a lease. They run on the session's executor,
-    // so a lease runs out whatever the holder's own code is doing (unless it blocks that executor).
-    void start_lease(std::uint64_t holder, time_point end)
+    using time_point = clock_time;
+    /// The shell's reading of the clock: once per event, handed to the pure rules.
+    static clock_time now() noexcept { return std::chrono::steady_clock::now(); }
+    /// What the session says of its touch now, for the loss clock.
+    touch session_touch() const { return {s->last_answered_send(), s->loss_grace()}; }
+
+    // The clocks (core/lock_clock.hpp): one timer for all of them, set to the next one due. They run on
+    // the session's executor, so a lease runs out whatever the holder's own code is doing (unless it
+    // blocks that executor).
+    /// The clocks a recipe's shell sets itself (waiters' deadlines, the own watch); rearm() after.
+    lock_clock& clock() noexcept { return clock_; }
+    /// Sets the timer to the next alarm (call after changing the clocks, or the session's touch).
+    void rearm()
     {
-        auto& t = leases_[holder];
-        if (!t) t = std::make_unique<asio::steady_timer>(s->ex);
-        t->expires_at(end);
-        t->async_wait([self = weak_self(), holder](error_code ec) {
+        const auto next = clock_.next(session_touch());
+        if (!next) {
+            if (std::exchange(armed_, false)) timer_.cancel();
+            return;
+        }
+        if (armed_ && armed_at_ <= *next) return;  // it rings early (or on time) and sets itself again then
+        armed_ = true;
+        armed_at_ = *next;
+        timer_.expires_at(*next);
+        timer_.async_wait([self = weak_self(), gen = ++timer_gen_](error_code ec) {
             auto q = self.lock();
-            if (!q || ec) return;
-            q->leases_.erase(holder);
-            q->lease_ran_out(holder);
+            if (!q || ec || gen != q->timer_gen_) return;
+            q->armed_ = false;
+            q->ring();
         });
     }
-    void stop_lease(std::uint64_t holder) { leases_.erase(holder); }
-    std::optional<time_point> lease_end(std::uint64_t holder) const
+    /// A deadline or the own-watch alarm rang (the recipe set it).
+    virtual void alarm_rang(const clock_alarm&) {}
+
+    // Leases.
+    void start_lease(std::uint64_t holder, time_point end)
     {
-        auto it = leases_.find(holder);
-        return it == leases_.end() ? std::nullopt : std::optional<time_point>(it->second->expiry());
+        clock_.start_lease(holder, end);
+        rearm();
     }
+    void stop_lease(std::uint64_t holder)
+    {
+        clock_.stop_lease(holder);
+        rearm();
+    }
+    std::optional<time_point> lease_end(std::uint64_t holder) const { return clock_.lease_end(holder); }
     /// The end of `holder`'s lease on the wall clock (ms since the epoch), for the node's data.
     std::optional<std::int64_t> lease_end_ms(std::uint64_t holder) const
     {
         const auto end = lease_end(holder);
         if (!end) return std::nullopt;
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*end - std::chrono::steady_clock::now());
-        return std::chrono::duration_cast<std::chrono::milliseconds>((std::chrono::system_clock::now() + left).time_since_epoch())
-            .count();
+        return wall_clock_ms(*end, now(), std::chrono::system_clock::now());
     }
     /// `holder`'s lease ran out.
     virtual void lease_ran_out(std::uint64_t holder) = 0;
@@ -99,36 +122,55 @@ protected:
     virtual void leases_changed() {}
     virtual std::weak_ptr<lock_base> weak_self() = 0;
 
-    // The loss clock. ZooKeeper touched the session no earlier than the send time of the newest request
-    // it answered; it cannot expire the session (and let another client in) sooner than the session
-    // timeout after that touch, less the forwarding delay in an ensemble and the keepalive gap
-    // (docs/DESIGN.md, "Loss timing"). The holders are told once loss_grace has passed since that send
-    // time without a newer answer, connected or not: a silent follower looks connected for 2/3 T.
+    // The loss clock (core/loss_clock.hpp): whoever holds when the grace runs out is told, even if the
+    // lock changed hands meanwhile.
     /// Whether anybody holds (the clock runs only then).
     virtual bool has_holders() const = 0;
     /// The grace ran out: tell every holder ownership_uncertain.
     virtual void grace_passed() = 0;
-    /// (Re)starts the clock (its handler holds this state weakly).
+    /// (Re)starts the clock for the holders.
     void arm_loss_clock()
     {
         if (!has_holders()) return;
-        loss_clock_.expires_at(s->last_answered_send() + s->loss_grace());
-        // Whoever holds when the grace runs out is told, even if the lock changed hands meanwhile.
-        loss_clock_.async_wait([self = weak_self()](error_code ec) {
-            auto q = self.lock();
-            if (!q || ec || !q->has_holders()) return;
-            if (std::chrono::steady_clock::now() >= q->s->last_answered_send() + q->s->loss_grace())
-                q->grace_passed();
-            else
-                q->arm_loss_clock();  // a newer answer came: count from it
-        });
+        clock_.arm_loss();
+        rearm();
     }
-    void cancel_loss_clock() { loss_clock_.cancel(); }
+    void cancel_loss_clock()
+    {
+        clock_.disarm_loss();
+        rearm();
+    }
+    /// No acquire completes with a guard whose loss is already known: while this is true at `now`, a
+    /// recipe holds its grants back, calls confirm_touch, and grants once it calls back and this is false.
+    bool loss_clock_ran_out(clock_time at) const { return session_touch().ran_out(at); }
+    /// Sends a sync (answered only through the leader); `then` runs on the session's executor once it is
+    /// answered or has failed, with this state alive or not (hold it weakly).
+    void confirm_touch(std::function<void()> then)
+    {
+        s->sync("/", [then = std::move(then)](error_code) { then(); });
+    }
 
 private:
+    void ring()
+    {
+        for (const auto& a : clock_.take_due(now(), session_touch())) {
+            switch (a.what) {
+            case clock_alarm::type::lease: lease_ran_out(a.id); break;
+            case clock_alarm::type::loss:
+                if (has_holders()) grace_passed();
+                break;
+            default: alarm_rang(a); break;
+            }
+        }
+        rearm();
+    }
+
     std::atomic<std::uint64_t> next_id_{1};
-    asio::steady_timer loss_clock_;
-    std::map<std::uint64_t, std::unique_ptr<asio::steady_timer>> leases_;
+    lock_clock clock_;
+    asio::steady_timer timer_;
+    bool armed_ = false;
+    time_point armed_at_{};
+    std::uint64_t timer_gen_ = 0;  // tells the current wait from one it replaced
 };
 
 /// The error for operations cut short by the session's end in state `st`.

@@ -12,7 +12,7 @@ using type = queue_action::type;
 lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
                        lock_queue_options o)
     : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
-      machine_(opts.queue), memo_(find_sequence_memo(*s, key)), own_watch_clock_(s->ex)
+      machine_(opts.queue), memo_(find_sequence_memo(*s, key))
 {
 }
 
@@ -33,17 +33,19 @@ lock_queue::~lock_queue()
     // Forget this path in the session, unless a newer queue took the slot meanwhile.
     forget_shared_state(*s, key);
     s->unsubscribe(listener_);
-    perform(machine_.teardown(), nullptr);
+    perform(machine_.teardown(), nullptr, now());
     for (auto& [id, w] : place_waiters_)
         s->post_completion(std::move(w.second), error_code(asio::error::operation_aborted), std::size_t{0});
 }
 
 template <class Event>
-void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done)
+void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done, time_point at)
 {
     const bool final = is_final(s->state);
-    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{});
-    perform(event(machine_), done);
+    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
+                     loss_clock_ran_out(at));
+    perform(event(machine_), done, at);
+    rearm();
 }
 
 void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handler<guard> h)
@@ -54,20 +56,12 @@ void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handl
         s->post_completion(std::move(h), ec, guard{});
         return;
     }
-    const bool one_look = d && *d <= std::chrono::steady_clock::now();
     auto& w = waiters_[id];
     w.h = std::move(h);
     w.lease = lease;
-    // A one look has a small bound of its own: a server that stopped answering must not hold it for the
-    // 2/3 T the C client takes to notice.
-    if (d) {
-        w.timer = std::make_unique<asio::steady_timer>(
-            s->ex, one_look ? std::chrono::steady_clock::now() + s->one_look_limit() : *d);
-        w.timer->async_wait([q = weak_from_this(), id](error_code tec) {
-            if (auto self = q.lock(); self && !tec) self->cancel_waiter(id, zklock::error::timeout);
-        });
-    }
-    step([&](local_queue& m) { return m.acquire(id, one_look); });
+    const auto t = now();
+    const bool one_look = clock().start_waiter(id, d, t, s->one_look_limit());
+    step([&](local_queue& m) { return m.acquire(id, one_look); }, nullptr, t);
 }
 
 void lock_queue::cancel_waiter(std::uint64_t id, error_code why)
@@ -178,11 +172,11 @@ std::optional<std::int32_t> lock_queue::current_sequence() const
     return parse_sequence(node_name());  // none for an empty name
 }
 
-bool lock_queue::created(const contender* c, const std::string& node)
+bool lock_queue::created(const contender* c, const std::string& node, std::uint64_t sent_on)
 {
     if (c != current_.get() || !memo_) return false;
     const auto seq = parse_sequence(node);
-    return seq && memo_->current().created(*seq, s->connections);
+    return seq && memo_->current().created(*seq, answered_on(sent_on, s->connections));
 }
 
 void lock_queue::watch_directory()
@@ -192,13 +186,16 @@ void lock_queue::watch_directory()
     if (m.asked || m.current().watched(s->connections)) return;
     m.asked = true;
     s->exists(path, &m.directory_watch,
-              [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this()](error_code ec, std::optional<stat> st) {
+              [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this(),
+               sent_on = s->connections](error_code ec, std::optional<stat> st) {
                   auto memo = w.lock();
                   auto session = ws.lock();
                   if (!memo || !session) return;
                   memo->asked = false;
-                  if (!ec && st && memo->directory_watch.armed()) memo->proof.watching(session->connections);
-                  else memo->directory_watch = watch{};  // gone (that watch waits for a creation), or no answer
+                  const auto on = answered_on(sent_on, session->connections);
+                  if (!ec && st && on && memo->directory_watch.armed()) memo->proof.watching(*on);
+                  // Else gone (that watch waits for a creation), no answer, or not known on which connection.
+                  else memo->directory_watch = watch{};
               });
 }
 
@@ -232,6 +229,7 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
 std::shared_ptr<contender> lock_queue::drop_contender()
 {
     if (current_) s->release_keepalive();  // the session's keepalive is no longer needed for it
+    clock().stop_own_watch();
     return std::exchange(current_, nullptr);
 }
 
@@ -241,17 +239,18 @@ void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g)
     if (it == waiters_.end()) return;
     auto w = std::move(it->second);
     waiters_.erase(it);
-    if (w.timer) w.timer->cancel();
+    clock().stop_waiter(id);
     s->post_completion(std::move(w.h), ec, std::move(g));
 }
 
-void lock_queue::perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done)
+void lock_queue::perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done,
+                         time_point at)
 {
     for (const auto& a : actions) {
         switch (a.what) {
         case type::grant:
             if (auto it = waiters_.find(a.id); it != waiters_.end() && it->second.lease)
-                start_lease(a.holder, std::chrono::steady_clock::now() + *it->second.lease);
+                start_lease(a.holder, at + *it->second.lease);
             complete_waiter(a.id, {},
                             guard(shared_from_this(), a.holder, current_->node(), fencing_token{current_->zxid(), a.seq}));
             publish_lease();
@@ -317,16 +316,24 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             if (current_) current_->watch_own();
             break;
         case type::start_own_watch_clock:
-            own_watch_clock_.expires_after(std::chrono::milliseconds(local_queue::own_watch_delay_ms));
-            own_watch_clock_.async_wait([w = weak_from_this(), c = std::weak_ptr<contender>(current_)](error_code ec) {
-                auto q = w.lock();
-                if (!ec && q && q->current_ && q->current_ == c.lock()) q->step([](local_queue& m) { return m.on_own_watch_due(); });
-            });
+            // A new node stops it (drop_contender).
+            clock().start_own_watch(at + std::chrono::milliseconds(local_queue::own_watch_delay_ms));
             break;
         case type::arm_loss_clock: arm_loss_clock(); break;
         case type::cancel_loss_clock: cancel_loss_clock(); break;
+        case type::confirm_touch:
+            confirm_touch([w = weak_from_this()] {
+                if (auto q = w.lock()) q->step([](local_queue& m) { return m.on_touch_confirmed(); });
+            });
+            break;
         }
     }
+}
+
+void lock_queue::alarm_rang(const clock_alarm& a)
+{
+    if (a.what == clock_alarm::type::deadline) cancel_waiter(a.id, zklock::error::timeout);
+    else if (a.what == clock_alarm::type::own_watch && current_) step([](local_queue& m) { return m.on_own_watch_due(); });
 }
 
 void lock_queue::lease_ran_out(std::uint64_t holder)

@@ -9,8 +9,6 @@
 
 #include <zklock/watch.hpp>
 
-#include <boost/asio/steady_timer.hpp>
-
 #include <map>
 #include <optional>
 
@@ -53,7 +51,7 @@ public:
     void cancel_place(std::uint64_t id);
 
     void on_contender(const contender* c, const contender_action& report) override;
-    bool created(const contender* c, const std::string& node) override;
+    bool created(const contender* c, const std::string& node, std::uint64_t sent_on) override;
     /// The name (last path element) of this session's current node on the path; empty if none.
     std::string node_name() const
     {
@@ -65,6 +63,7 @@ public:
 protected:
     bool has_holders() const override { return machine_.has_holders(); }
     void grace_passed() override;
+    void alarm_rang(const clock_alarm& a) override;
     void lease_ran_out(std::uint64_t holder) override;
     void leases_changed() override { publish_lease(); }
     std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
@@ -77,13 +76,14 @@ public:
 private:
     struct waiter {
         handler<guard> h;
-        std::unique_ptr<asio::steady_timer> timer;
         lease_length lease;
     };
-    /// Runs `event` on the machine with the session's state as it is now, and performs its actions.
+    /// Runs `event` on the machine with the session's state as it is at `at` (the event's one reading
+    /// of the clock), and performs its actions.
     template <class Event>
-    void step(Event event, const std::shared_ptr<pending_release>& done = nullptr);
-    void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done);
+    void step(Event event, const std::shared_ptr<pending_release>& done = nullptr, time_point at = now());
+    /// ... at `now`, the clock's one reading for the event.
+    void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
     void complete_waiter(std::uint64_t id, error_code ec, guard g);
     std::shared_ptr<contender> drop_contender();
     /// Writes the holders' lease deadline into the node's data when it changed (see core/node_data.hpp).
@@ -111,7 +111,6 @@ private:
     // for it). Kept in the session, for the next lock object on the key (sequence_memo.hpp).
     void watch_directory();
     std::shared_ptr<sequence_memo> memo_;
-    asio::steady_timer own_watch_clock_;  // local_queue::own_watch_delay_ms after a node became held
     std::uint64_t listener_ = 0;
     // The current node's data as we last wrote it: its version, and the lease deadline in it (ms since
     // the epoch, none: no line). Someone else's write (a revocation request) stops further writes.

@@ -125,12 +125,6 @@ session_state from_zk_state(int s) noexcept
     return session_state::connecting;
 }
 
-bool from_server(int rc) noexcept
-{
-    return rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT && rc != ZCLOSING && rc != ZSESSIONEXPIRED &&
-           rc != ZINVALIDSTATE && rc != ZAUTHFAILED && rc != ZSYSTEMERROR && rc != ZRUNTIMEINCONSISTENCY;
-}
-
 // --- Helper threads -----------------------------------------------------------------------------
 helper_threads& helper_threads::instance()
 {

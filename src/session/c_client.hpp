@@ -49,8 +49,6 @@ zklock::stat to_stat(const struct Stat* s) noexcept;
 int to_zk_mode(create_mode m) noexcept;
 bool is_sequential(create_mode m) noexcept;
 session_state from_zk_state(int s) noexcept;
-/// Whether a return code came from the server (which then touched the session), not from the client.
-bool from_server(int rc) noexcept;
 
 /// An ACL_vector that borrows the strings of a zklock::acl (the C client serializes it during the call).
 struct c_acl {

@@ -42,8 +42,9 @@ public:
         case error::already_closed: return "the session was already closed or expired";
         case error::watch_not_armed: return "the watch was never armed by a read";
         case error::invalid_config:
-            return "a session_config value is out of range (session_timeout 1 s to 24 h, connect_timeout and "
-                   "loss_grace above zero, credentials of at most 4096 bytes)";
+            return "a session_config value is out of range (session_timeout 1 s to 24 h, connect_timeout above "
+                   "zero, loss_grace above zero and at most 7/12 of session_timeout, credentials of at most 4096 "
+                   "bytes; the session's log says which)";
         case error::unresolvable_host:
             return "cannot resolve a ZooKeeper host name of the host list: check the names and DNS";
         case error::conflicting_options:
@@ -95,6 +96,7 @@ public:
         case ZINVALIDACL: return "invalid ACL";
         case ZBADARGUMENTS: return "invalid arguments";
         case ZNOWATCHER: return "no such watch";
+        case ZTHROTTLEDOP: return "the ZooKeeper server is overloaded and throttled the request without applying it: retry";
         }
         return std::string("ZooKeeper error: ") + zerror(ev);
     }
@@ -117,7 +119,7 @@ const boost::system::error_category& zookeeper_category() noexcept
 bool is_retryable(const boost::system::error_code& ec) noexcept
 {
     return ec == zk_errc::connection_loss || ec == zk_errc::operation_timeout ||
-           ec == zk_errc::runtime_inconsistency;
+           ec == zk_errc::runtime_inconsistency || ec == zk_errc::throttled_op;
 }
 
 std::string_view to_string(session_state s) noexcept

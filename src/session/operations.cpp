@@ -47,7 +47,7 @@ template <class Request>
 std::unique_ptr<Request> take(const void* data, int rc)
 {
     std::unique_ptr<Request> r(static_cast<Request*>(const_cast<void*>(data)));
-    if (r->owner) r->owner->finished(r.get(), from_server(rc));
+    if (r->owner) r->owner->finished(r.get(), rc);
     return r;
 }
 

@@ -3,6 +3,7 @@
 // fresh, and fault injection for tests. The C client wrapper is in c_client.*, the pump in pump.cpp, the
 // typed operations and watches in operations.cpp, the public handles in session.cpp.
 #include "c_client.hpp"
+#include "core/session_timing.hpp"
 #include "../recipes/core/node_data.hpp"
 
 #include <zklock/validation.hpp>
@@ -166,6 +167,7 @@ void session_impl::on_session_event(int zk_state)
     if (s == session_state::connected) {
         if (const clientid_t* cid = zoo_client_id(zh_)) id = cid->client_id;
         negotiated = std::chrono::milliseconds(zoo_recv_timeout(zh_));
+        warn_if_grace_clamped();
         ++connections;
         handshake_timer_.cancel();
         set_state(s);
@@ -293,33 +295,40 @@ std::uint64_t session_impl::subscribe(std::function<void(session_state)> fn)
 
 void session_impl::unsubscribe(std::uint64_t token) { listeners_.erase(token); }
 
+std::chrono::milliseconds session_impl::timeout() const
+{
+    return session_timeout_in_use(negotiated, cfg.session_timeout);
+}
+
 std::chrono::milliseconds session_impl::loss_grace() const
 {
-    if (cfg.loss_grace) return *cfg.loss_grace;
-    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return t / 2;  // see session_config::loss_grace and docs/DESIGN.md, "Loss timing"
+    return choose_loss_grace(cfg.loss_grace, timeout()).grace;
+}
+
+// check_config refused a grace above the bound of the timeout asked for; the server may negotiate a
+// shorter one. Said once per negotiated timeout.
+void session_impl::warn_if_grace_clamped()
+{
+    const auto choice = choose_loss_grace(cfg.loss_grace, negotiated);
+    if (!choice.clamped || std::exchange(grace_warned_for_, negotiated) == negotiated) return;
+    log->write(log_level::warning, "loss_grace " + std::to_string(cfg.loss_grace->count()) +
+                                       " ms is above 7/12 of the session timeout the server negotiated (" +
+                                       std::to_string(negotiated.count()) + " ms): using " +
+                                       std::to_string(choice.grace.count()) +
+                                       " ms, the longest grace that warns a holder before the session can expire");
 }
 
 std::chrono::milliseconds session_impl::keepalive_interval() const
 {
-    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return std::max(std::chrono::milliseconds(1), std::min(t / 6, loss_grace() / 3));
+    return detail::keepalive_interval(timeout(), loss_grace());
 }
 
-std::chrono::milliseconds session_impl::one_look_limit() const
-{
-    auto t = negotiated.count() > 0 ? negotiated : cfg.session_timeout;
-    return std::min(std::chrono::milliseconds(1000), t / 4);
-}
+std::chrono::milliseconds session_impl::one_look_limit() const { return detail::one_look_limit(timeout()); }
 
-void session_impl::finished(request_base* r, bool answered)
+void session_impl::finished(request_base* r, int rc)
 {
     inflight_.erase(r->id);
-    // Only answers that went through the leader count for the loss clock: writes and syncs. A follower
-    // cut off from the leader still answers reads, while the leader, which expires sessions, hears nothing.
-    const std::string_view kind = r->kind;
-    const bool via_leader = kind == "sync" || kind == "create" || kind == "remove" || kind == "set_data" || kind == "multi";
-    if (answered && via_leader && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
+    if (passed_the_leader(r->kind, zk_error(rc)) && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
 }
 
 // --- Keepalive ----------------------------------------------------------------------------------
@@ -339,10 +348,9 @@ void session_impl::release_keepalive()
 void session_impl::keepalive_tick()
 {
     if (keepalive_refs_ == 0 || is_final(state)) return;
-    const auto now = std::chrono::steady_clock::now();
-    const auto every = keepalive_interval();
-    const auto due = last_answered_send_ + every;
-    if (now >= due && !keepalive_in_flight_ && state == session_state::connected) {
+    const auto step = keepalive_due(std::chrono::steady_clock::now(), last_answered_send_, keepalive_interval(),
+                                    keepalive_in_flight_, state == session_state::connected);
+    if (step.send) {
         keepalive_in_flight_ = true;
         // A sync, not a read: a follower answers reads by itself even when it has lost the leader, which
         // expires sessions; a sync is answered only through the leader.
@@ -353,7 +361,7 @@ void session_impl::keepalive_tick()
             }
         });
     }
-    keepalive_timer_.expires_at(now >= due ? now + every / 2 : due);
+    keepalive_timer_.expires_at(step.wake_at);
     keepalive_timer_.async_wait([w = weak_from_this()](error_code ec) {
         if (auto self = w.lock(); self && !ec) self->keepalive_tick();
     });

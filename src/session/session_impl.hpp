@@ -156,8 +156,10 @@ public:
     /// For the recipes: `fn` runs (posted, never inside the C client) after every state change.
     std::uint64_t subscribe(std::function<void(session_state)> fn);
     void unsubscribe(std::uint64_t token);
+    /// The session timeout: the negotiated one once connected, else the one asked for.
+    std::chrono::milliseconds timeout() const;
     /// How long after the send time of the newest answered request a lock holder is told that ownership
-    /// is uncertain (see session_config::loss_grace).
+    /// is uncertain (see session_config::loss_grace and core/session_timing.hpp).
     std::chrono::milliseconds loss_grace() const;
     /// The send time of the newest request the server answered: the server touched the session after it,
     /// so it cannot expire the session before this plus the session timeout (less the forwarding delay).
@@ -185,7 +187,8 @@ public:
     // Called from the C callbacks (inside zookeeper_process, on the executor).
     void on_session_event(int zk_state);
     void on_watch_fired(std::uint64_t id, int zk_type, const char* path);
-    void finished(request_base* r, bool answered);
+    /// Request `r`'s completion came with the C client's return code `rc`.
+    void finished(request_base* r, int rc);
     /// A cancellation signal aimed at request `id`: answers its handler now, if it is still in flight.
     void cancel_request(std::uint64_t id);
 
@@ -260,6 +263,8 @@ private:
     std::uint64_t next_listener_ = 1;
 
     std::chrono::steady_clock::time_point last_answered_send_{};
+    std::chrono::milliseconds grace_warned_for_{0};  // the negotiated timeout a clamped grace was logged for
+    void warn_if_grace_clamped();
     std::size_t keepalive_refs_ = 0;
     bool keepalive_in_flight_ = false;
     asio::steady_timer keepalive_timer_;

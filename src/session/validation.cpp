@@ -2,6 +2,7 @@
 // mistake fails at once with a clear error instead of a dropped connection or a wrong port.
 #include <zklock/validation.hpp>
 
+#include "core/session_timing.hpp"
 #include "session_impl.hpp"
 
 #include <charconv>
@@ -99,8 +100,14 @@ error_code check_config(const session_config& c, std::string* why)
                         "40 s with its default 2 s tick)");
     if (c.connect_timeout <= 0ms || c.connect_timeout > 24h)
         return fail(error::invalid_config, why, "connect_timeout must be above zero and at most 24 h");
-    if (c.loss_grace && (*c.loss_grace <= 0ms || *c.loss_grace > 24h))
-        return fail(error::invalid_config, why, "loss_grace must be above zero and at most 24 h");
+    if (c.loss_grace && *c.loss_grace <= 0ms) return fail(error::invalid_config, why, "loss_grace must be above zero");
+    if (c.loss_grace && *c.loss_grace > detail::loss_grace_bound(c.session_timeout))
+        return fail(error::invalid_config, why,
+                    "loss_grace " + std::to_string(c.loss_grace->count()) + " ms is above " +
+                        std::to_string(detail::loss_grace_bound(c.session_timeout).count()) +
+                        " ms, 7/12 of session_timeout " + std::to_string(c.session_timeout.count()) +
+                        " ms: the session could expire before a holder is told (docs/DESIGN.md, \"Loss "
+                        "timing\"); lower it, or leave it unset for half the session timeout");
     for (const auto& cred : c.credentials) {
         if (cred.scheme.empty()) return fail(error::invalid_config, why, "a credential has no scheme");
         if (cred.secret.size() > max_secret_length)

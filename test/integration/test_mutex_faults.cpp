@@ -54,11 +54,13 @@ BOOST_AUTO_TEST_CASE(a_holder_is_told_before_its_expired_session_lets_another_cl
 
 BOOST_AUTO_TEST_CASE(waiters_keep_their_place_across_a_server_restart)
 {
-    zklock::testing::server srv;
+    zklock::testing::server_options o;
+    o.tick_ms = 2'000;  // session timeouts up to 40 s, so that a loss grace can outlast the restart
+    zklock::testing::server srv(o);
     asio::io_context ioc;
     auto cfg = config_for(srv.connect_string());
-    cfg.session_timeout = 10s;  // capped at 4 s by the server
-    cfg.loss_grace = 30s;       // this test is about waiting, not about telling the holder
+    cfg.session_timeout = 40s;
+    cfg.loss_grace = 23s;  // at most 7/12 T; this test is about waiting, not about telling the holder
     session a(ioc, cfg), b(ioc, cfg);
     run(ioc, [&]() -> asio::awaitable<void> {
         co_await a.async_connect(use_awaitable);

@@ -28,16 +28,36 @@ inline const error_code uncertain = zerr::error::ownership_uncertain;
 inline const error_code expired = zerr::error::session_expired;
 inline const error_code lease_expired = zerr::error::lease_expired;
 
+/// An action type's name (a switch, so that a new type without a name here shows as "unnamed").
+inline std::string name(Q what)
+{
+    switch (what) {
+    case Q::grant: return "grant";
+    case Q::fail_waiter: return "fail_waiter";
+    case Q::start_contender: return "start_contender";
+    case Q::abandon_contender: return "abandon_contender";
+    case Q::release_contender: return "release_contender";
+    case Q::forget_contender: return "forget_contender";
+    case Q::release_done: return "release_done";
+    case Q::notify_lost: return "notify_lost";
+    case Q::abort_lost_waiter: return "abort_lost_waiter";
+    case Q::arm_loss_clock: return "arm_loss_clock";
+    case Q::cancel_loss_clock: return "cancel_loss_clock";
+    case Q::notify_revoked: return "notify_revoked";
+    case Q::abort_revoke_waiter: return "abort_revoke_waiter";
+    case Q::watch_followers: return "watch_followers";
+    case Q::watch_own: return "watch_own";
+    case Q::start_own_watch_clock: return "start_own_watch_clock";
+    case Q::confirm_touch: return "confirm_touch";
+    }
+    return "unnamed";
+}
+
 /// The action types in order, space separated: "grant arm_loss_clock".
 inline std::string kinds(const actions& out)
 {
-    static const char* const names[] = {"grant",          "fail_waiter",      "start_contender", "abandon_contender",
-                                        "release_contender", "forget_contender", "release_done",   "notify_lost",
-                                        "abort_lost_waiter", "arm_loss_clock",   "cancel_loss_clock", "notify_revoked",
-                                        "abort_revoke_waiter", "watch_followers", "watch_own",
-                                        "start_own_watch_clock"};
     std::string s;
-    for (const auto& a : out) s += (s.empty() ? "" : " ") + std::string(names[static_cast<int>(a.what)]);
+    for (const auto& a : out) s += (s.empty() ? "" : " ") + name(a.what);
     return s;
 }
 
@@ -46,7 +66,7 @@ inline const queue_action& the(const actions& out, Q what, std::size_t nth = 0)
 {
     for (const auto& a : out)
         if (a.what == what && nth-- == 0) return a;
-    BOOST_FAIL("action " << static_cast<int>(what) << " missing from [" << kinds(out) << "]");
+    BOOST_FAIL("action " << name(what) << " missing from [" << kinds(out) << "]");
     throw;  // unreachable
 }
 
@@ -64,10 +84,11 @@ struct fixture {
     local_queue q{{}};
     bool connected = true;
     error_code end{};
+    bool stale = false;  // the loss clock has run out
 
     void remake(bool shared, std::size_t limit, bool linger) { q = local_queue({shared, limit, linger}); }
     // Each event as the shell sends it: the session's state first.
-    local_queue& at() { return q.observe(connected, end), q; }
+    local_queue& at() { return q.observe(connected, end, stale), q; }
     actions acquire(std::uint64_t id, bool one_look = false) { return at().acquire(id, one_look); }
     actions release(std::uint64_t holder) { return at().release(holder, true); }
     /// The holder id of waiter `id` in a grant of `out`.

@@ -29,6 +29,8 @@ BOOST_AUTO_TEST_CASE(zookeeper_codes_are_named_and_explained)
     BOOST_TEST(ec.message().find("ACL") != std::string::npos);
     BOOST_TEST(zklock::is_retryable(zklock::zk_errc::connection_loss));
     BOOST_TEST(zklock::is_retryable(zklock::zk_errc::operation_timeout));
+    BOOST_TEST(zklock::is_retryable(zklock::zk_errc::throttled_op));  // not applied: the follower's throttle
+    BOOST_TEST(boost::system::error_code(zklock::zk_errc::throttled_op).message().find("retry") != std::string::npos);
     BOOST_TEST(!zklock::is_retryable(zklock::error::session_expired));
     BOOST_TEST(!zklock::is_retryable(zklock::zk_errc::no_node));
 }

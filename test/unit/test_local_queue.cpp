@@ -1,7 +1,7 @@
 // The coroutines of one session queued behind one node: events in, actions out, no server. Grants and
 // hand-offs, one looks, cancellation, lingering, shared readers, second holds. (Losses, disconnection and
-// session end: test_local_queue_loss.cpp.) Each event is preceded by observe(connected, end), as the shell
-// (recipes/lock_queue.cpp) does.
+// session end: test_local_queue_loss.cpp.) Each event is preceded by observe(connected, end, stale), as the
+// shell (recipes/lock_queue.cpp) does.
 #include "local_queue_fixture.hpp"
 
 using namespace local_queue_test;

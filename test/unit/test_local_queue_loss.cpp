@@ -1,6 +1,6 @@
 // The coroutines of one session queued behind one node, no server: a lost node, a disconnection, the end
 // of the session, a failed contender, teardown. (Grants and hand-offs: test_local_queue.cpp.) Each event is
-// preceded by observe(connected, end), as the shell (recipes/lock_queue.cpp) does.
+// preceded by observe(connected, end, stale), as the shell (recipes/lock_queue.cpp) does.
 #include "local_queue_fixture.hpp"
 
 using namespace local_queue_test;
@@ -93,6 +93,72 @@ BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_goes_if_lost_or_unwante
     connected = false;
     at().on_acquired();
     BOOST_TEST(kinds(at().cancel(1, timeout)) == "fail_waiter release_contender");  // it would block everyone
+}
+
+// No acquire completes with a guard whose loss is already known: while the loss clock has run out (no
+// answer through the leader within the grace), a grant waits for a sync's answer, and the waiter keeps
+// its place (the node stays).
+BOOST_FIXTURE_TEST_CASE(a_grant_on_reconnect_after_the_grace_waits_for_a_confirmed_touch, fixture)
+{
+    acquire(1);
+    connected = false;
+    BOOST_TEST(at().on_acquired().empty());
+    connected = true;
+    stale = true;  // away longer than the grace
+    BOOST_TEST(kinds(at().on_connected()) == "confirm_touch");
+    BOOST_TEST(!q.has_holders());
+    BOOST_TEST(at().on_connected().empty());  // one sync at a time
+    stale = false;  // the sync was answered through the leader
+    BOOST_TEST(kinds(at().on_touch_confirmed()) == "grant arm_loss_clock start_own_watch_clock");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_grant_is_held_wherever_it_would_come_from, fixture)
+{
+    stale = true;
+    // The node becomes ours while connected.
+    acquire(1);
+    BOOST_TEST(kinds(at().on_acquired()) == "confirm_touch");
+    stale = false;
+    const auto h = holder(at().on_touch_confirmed(), 1);
+    // A local hand-off: the releaser is done, the next waiter waits on the node, which stays.
+    acquire(2);
+    stale = true;
+    BOOST_TEST(kinds(release(h)) == "confirm_touch release_done");
+    stale = false;
+    const auto h2 = holder(at().on_touch_confirmed(), 2);
+    // Readers joining a held read node.
+    remake(true, 10, false);
+    acquire(3);
+    at().on_acquired();
+    stale = true;
+    BOOST_TEST(kinds(acquire(4)) == "confirm_touch");
+    stale = false;
+    BOOST_TEST(granted(at().on_touch_confirmed()) == ids{4});
+    (void)h2;
+}
+
+BOOST_FIXTURE_TEST_CASE(a_touch_still_stale_when_confirmed_is_asked_again, fixture)
+{
+    acquire(1);
+    stale = true;
+    at().on_acquired();
+    BOOST_TEST(kinds(at().on_touch_confirmed()) == "confirm_touch");  // an answer slower than the grace, or none
+    connected = false;                                                 // the sync failed with the connection
+    BOOST_TEST(at().on_touch_confirmed().empty());
+    connected = true;
+    stale = false;  // the keepalive after the reconnect was answered
+    BOOST_TEST(granted(at().on_connected()) == ids{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_waiter_that_gives_up_while_its_grant_is_held_lets_the_node_go, fixture)
+{
+    acquire(1);
+    stale = true;
+    at().on_acquired();
+    BOOST_TEST(kinds(at().cancel(1, timeout)) == "fail_waiter release_contender");
+    stale = false;
+    BOOST_TEST(at().on_touch_confirmed().empty());  // the late answer finds nobody
+    BOOST_TEST(kinds(acquire(2)) == "start_contender");
 }
 
 BOOST_FIXTURE_TEST_CASE(no_local_handoff_while_disconnected, fixture)

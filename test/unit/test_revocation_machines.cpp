@@ -43,7 +43,7 @@ BOOST_FIXTURE_TEST_CASE(the_contender_reports_a_revoke_request_in_its_own_data, 
 BOOST_AUTO_TEST_CASE(the_queue_tells_every_holder_and_later_listeners_at_once)
 {
     local_queue q({true, 10, false});
-    q.observe(true, {});
+    q.observe(true, {}, false);
     q.acquire(1, false);
     q.acquire(2, false);
     const auto grants = q.on_acquired();
@@ -60,7 +60,7 @@ BOOST_AUTO_TEST_CASE(the_queue_tells_every_holder_and_later_listeners_at_once)
 BOOST_AUTO_TEST_CASE(a_release_aborts_its_listeners_and_a_new_node_starts_unasked)
 {
     local_queue q({false, 10, false});
-    q.observe(true, {});
+    q.observe(true, {}, false);
     q.acquire(1, false);
     const auto h = first_holder(q.on_acquired());
     q.wait_revoked(10, h);
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(a_release_aborts_its_listeners_and_a_new_node_starts_unaske
 BOOST_AUTO_TEST_CASE(a_lingering_node_goes_when_revoked)
 {
     local_queue q({false, 10, true});
-    q.observe(true, {});
+    q.observe(true, {}, false);
     q.acquire(1, false);
     q.release(first_holder(q.on_acquired()), true);  // lingers
     BOOST_TEST(count(q.on_revoke_requested(), Q::release_contender) == 1u);

@@ -114,6 +114,70 @@ BOOST_AUTO_TEST_CASE(a_new_connection_ends_every_proof)
     BOOST_TEST(!p.watched(conn + 1));
 }
 
+BOOST_AUTO_TEST_CASE(a_watch_asked_again_on_a_new_connection_starts_from_nothing)
+{
+    // The re-asked watch is armed on c + 1, but whatever happened to the directory while the session was
+    // away may have been told to the dropped watch only: what c proved is gone.
+    auto p = after_a_cycle(7);
+    p.watching(conn + 1);
+    BOOST_TEST(p.watched(conn + 1));
+    BOOST_TEST(!p.watched(conn));
+    BOOST_TEST(!p.expects(conn + 1));
+    BOOST_TEST(!p.created(8, conn + 1));
+    // ... and a proof starts again from the next node held on c + 1.
+    p.held(8);
+    p.released(8);
+    p.deleted(8);
+    BOOST_TEST(p.created(9, conn + 1));
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_on_the_next_connection_ends_it)
+{
+    auto p = after_a_cycle(7);
+    BOOST_TEST(!p.created(8, conn + 1));  // the watch was answered on conn
+    p.held(8);                            // not covered: it starts nothing
+    p.released(8);
+    p.deleted(8);
+    BOOST_TEST(!p.expects(conn));
+    BOOST_TEST(!p.created(9, conn));
+}
+
+BOOST_AUTO_TEST_CASE(a_watch_set_on_one_connection_proves_nothing_for_the_next)
+{
+    sequence_proof p;
+    p.watching(conn);
+    p.created(7, conn + 1);  // created after a reconnect, the watch still of the old connection
+    p.held(7);
+    p.released(7);
+    p.deleted(7);
+    BOOST_TEST(!p.expects(conn + 1));
+    BOOST_TEST(!p.created(8, conn + 1));
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_whose_connection_is_not_known_proves_nothing)
+{
+    auto p = after_a_cycle(7);
+    BOOST_TEST(!p.created(8, std::nullopt));
+    // The connection an answer came on: the one it was sent on, if still current when its handler runs.
+    struct row {
+        std::uint64_t sent_on, current;
+        std::optional<std::uint64_t> on;
+    };
+    const row rows[] = {
+        {1, 1, 1},             // sent and handled on one connection
+        {1, 2, std::nullopt},  // sent while disconnected (out on 2), or a reconnect before the handler ran
+        {3, 5, std::nullopt},
+    };
+    for (const auto& r : rows) BOOST_TEST((answered_on(r.sent_on, r.current) == r.on), r.sent_on << "," << r.current);
+}
+
+BOOST_AUTO_TEST_CASE(the_directory_watched_again_on_the_same_connection_keeps_the_proof)
+{
+    auto p = after_a_cycle(7);
+    p.watching(conn);
+    BOOST_TEST(p.created(8, conn));
+}
+
 BOOST_AUTO_TEST_CASE(a_follower_seen_behind_the_holder_ends_the_proof)
 {
     sequence_proof p;

@@ -5,6 +5,8 @@
 
 #include <boost/asio/error.hpp>
 
+#include <utility>
+
 namespace zklock::detail {
 
 using type = queue_action::type;
@@ -67,6 +69,10 @@ void local_queue::grant_available(actions& out)
 {
     if (!holders_.empty() && !may_join()) return;
     if (answer_pending()) return;  // on_followers_none or on_followers_waiting decides
+    if (stale_) {  // the guard would be lost at birth: hold the grant until the leader has answered
+        if (!std::exchange(confirming_, true)) out.push_back({.what = type::confirm_touch});
+        return;
+    }
     grant(out);
     while (opts_.shared && !waiters_.empty() && may_join()) grant(out);
     fail_one_looks(out);  // the lock is taken now (or the readers' bound is reached)
@@ -82,6 +88,8 @@ void local_queue::grant(actions& out)
     holders_.insert(holder);
     out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
     out.push_back({.what = type::arm_loss_clock});
+    // The node's first hold, whenever it comes (at once, on reconnect, after a confirmed touch).
+    if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = type::start_own_watch_clock});
     // The first local hand-off: ask the contender who queues behind the node, so that the answer is in
     // (usually) before the bound is reached.
     if (!opts_.shared && opts_.handoff_limit > 0 && !followers_watched_ && grants_ >= 2 && should_look()) {
@@ -199,7 +207,6 @@ local_queue::actions local_queue::on_acquired()
         out.push_back({.what = type::release_contender});
     } else {
         advance(out);
-        if (!own_watch_asked_ && !holders_.empty()) out.push_back({.what = type::start_own_watch_clock});
     }
     return out;
 }
@@ -317,6 +324,14 @@ local_queue::actions local_queue::on_connected()
 {
     actions out;
     advance(out);  // a waiter may have been kept from a node that became ours while disconnected
+    return out;
+}
+
+local_queue::actions local_queue::on_touch_confirmed()
+{
+    actions out;
+    confirming_ = false;
+    advance(out);  // still stale (a slow answer, a failed sync): asks again; disconnected: on_connected
     return out;
 }
 

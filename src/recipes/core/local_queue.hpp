@@ -45,6 +45,7 @@ struct queue_action {
         watch_followers,      ///< the contender should report another process queuing behind the held node
         watch_own,            ///< the contender should watch its own node (a loss or revocation listener)
         start_own_watch_clock,  ///< on_own_watch_due after own_watch_delay, if this node is still current
+        confirm_touch,  ///< the loss clock ran out with a grant due: on_touch_confirmed once a sync is answered
     };
     type what{};
     std::uint64_t id = 0;
@@ -74,12 +75,15 @@ public:
     /// and a watch each for nothing. A holder that only polls lost() hears of a deletion that much later.
     static constexpr auto own_watch_delay_ms = 1;
 
-    /// What the shell knows of the session right now (set before every event): connected, and the
-    /// error of its end once final.
-    void observe(bool connected, error_code session_end) noexcept
+    /// What the shell knows of the session right now (set before every event): connected, the error of
+    /// its end once final, and whether the loss clock has run out (core/loss_clock.hpp): no answer that
+    /// passed the leader within the loss grace. A guard granted then would be lost at birth, so the
+    /// grant waits (the waiter keeps its place) until a sync has been answered (confirm_touch).
+    void observe(bool connected, error_code session_end, bool loss_clock_ran_out) noexcept
     {
         connected_ = connected;
         end_ = session_end;
+        stale_ = loss_clock_ran_out;
     }
 
     // From the coroutines (through the shell).
@@ -111,6 +115,8 @@ public:
     actions on_session_final(error_code ec);
     actions on_connected();
     actions on_uncertain();  ///< the loss clock ran out without a fresh answer
+    /// The sync that confirm_touch asked for was answered (or failed): a grant held for it may go now.
+    actions on_touch_confirmed();
     /// The node has been held for own_watch_delay: watch it from now on, for holders that poll lost().
     actions on_own_watch_due();
     /// `holder`'s lease ran out: the lock passes on as if it had released, and it is told
@@ -179,6 +185,8 @@ private:
     error_code lost_reason_;
     listener_index<> lost_waiters_;
     listener_index<> revoke_waiters_;
+    bool stale_ = false;             // the loss clock has run out (observe)
+    bool confirming_ = false;        // a confirm_touch is out
     bool revoke_requested_ = false;  // for the current node
     bool own_watch_asked_ = false;   // the current node's contender watches its own node
     void watch_own(actions& out);

@@ -1,41 +1,60 @@
 // Proves from a create's answer alone, without listing the directory, that a new node of ours is first.
 //
-// ZooKeeper names a sequential node after the count of children ever created in its parent (deletions
-// do not count: since ZOOKEEPER-1046 the suffix is the parent's creation count, and the cversion a
-// client reads is that count plus the deletions). So when our create answers with sequence n + 1 and
-// our node n was the last one created before it, nobody else created a node in between, and the
-// directory holds what it held when node n was made (less whatever was deleted since) plus the new
-// node. If node n held the lock, nothing made before it was ahead of it once it held, and nothing
-// ahead of n can be ahead of n + 1 except n itself; so once our delete of n has answered, n + 1 is
-// first. That saves the listing on every cycle of a lock that one session takes again and again
-// (a server's "independent" locks, a loop), a third of its requests.
+// ZooKeeper names a sequential node after its parent's cversion, and the cversion counts the children
+// ever created in that parent: a create raises it by one, a delete leaves it alone (ZooKeeper 3.8's
+// PrepRequestProcessor and DataTree; a 3.3 server bumped it on delete too, which only makes the proof
+// never hold). So when our create answers with sequence n + 1 and our node n was the last one created
+// before it, nobody else created a node in between, and the directory holds what it held when node n
+// was made (less whatever was deleted since) plus the new node. If node n held the lock, nothing made
+// before it was ahead of it once it held, and nothing ahead of n can be ahead of n + 1 except n
+// itself; so once our delete of n has answered, n + 1 is first. That saves the listing on every cycle
+// of a lock that one session takes again and again (a server's "independent" locks, a loop), a third of
+// its requests.
 //
 // It holds in one parent node only: a directory deleted (an empty container reaped, an admin's
 // rm -r) and made again restarts the count. So the directory carries a data watch (exists) set
-// before node n was created, and any firing of it ends the proof; so does a new connection, since
-// the watch's place in the request order is only known on the connection it was answered on.
+// before node n was created, and any firing of it ends the proof. So does a new connection: the
+// watch's place in the request order is only known on the connection it was answered on, and a watch
+// asked again on a new connection starts from nothing (watching() clears what was proven). Every
+// connection number given here is the one the answer certainly came on (answered_on), or none.
 //
 // A pure record, fed by the lock queue on the session's executor (lock_queue.cpp).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace zklock::detail {
+
+/// The connection an answer certainly came on: the one current when its request was sent, if that one
+/// is still current when the answer's handler runs. Otherwise none: a request sent while disconnected
+/// goes out on the next connection, and a reconnect may come between an answer and its handler.
+inline std::optional<std::uint64_t> answered_on(std::uint64_t sent_on, std::uint64_t current) noexcept
+{
+    return sent_on == current ? std::optional<std::uint64_t>(sent_on) : std::nullopt;
+}
 
 class sequence_proof {
 public:
     /// The directory's exists watch answered with the directory present, on connection `connection`.
-    void watching(std::uint64_t connection) noexcept { watch_ = {true, connection}; }
+    /// A watch on another connection than the last one proves nothing about what was proven on that
+    /// one: every proof made so far ends.
+    void watching(std::uint64_t connection) noexcept
+    {
+        if (!watched(connection)) covered_ = {}, held_ = {}, released_ = deleted_ = false;
+        watch_ = {true, connection};
+    }
     /// The watch fired (or is gone): every proof made so far ends.
     void directory_changed() noexcept { watch_ = {}, covered_ = {}, held_ = {}; }
     bool watched(std::uint64_t connection) const noexcept { return watch_.set && watch_.value == connection; }
 
-    /// A create of ours answered with `seq` on `connection`. True: it is first in the directory.
-    /// Either way it becomes the node a later proof starts from, if the watch covered its create.
-    bool created(std::int32_t seq, std::uint64_t connection) noexcept
+    /// A create of ours answered with `seq` on `connection` (none: not known). True: it is first in the
+    /// directory. Either way it becomes the node a later proof starts from, if the watch covered its create.
+    bool created(std::int32_t seq, std::optional<std::uint64_t> connection) noexcept
     {
-        const bool first = watched(connection) && held_.set && deleted_ && follows(held_.value, seq);
-        covered_ = {watched(connection), seq};
+        const bool covered = connection && watched(*connection);
+        const bool first = covered && held_.set && deleted_ && follows(held_.value, seq);
+        covered_ = {covered, seq};
         held_ = {};
         return first;
     }
