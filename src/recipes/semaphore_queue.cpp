@@ -4,6 +4,8 @@
 
 #include "core/node_data.hpp"
 
+#include <algorithm>
+
 namespace zklock::detail {
 
 semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::string p, std::size_t max,
@@ -21,8 +23,13 @@ void semaphore_queue::subscribe()
         if (is_final(st)) {
             const auto ec = final_error(st);
             for (auto& [holder, l] : q->held_) q->lose(holder, ec);
+            for (auto& b : std::exchange(q->held_back_, {})) {
+                for (auto& l : b.leases) delete_node(q->s, l.node, {});
+                q->complete(b.id, ec, {});
+            }
             q->perform(q->machine().on_session_final(ec));
         } else if (st == session_state::connected) {
+            q->confirm_touch_for_held_back();
             q->perform(q->machine().on_connected());
         }
     });
@@ -34,10 +41,11 @@ semaphore_queue::~semaphore_queue()
     s->unsubscribe(listener_);
     end_run();
     for (auto& l : run_leases_) delete_node(s, l.node, {});
+    for (auto& b : held_back_)
+        for (auto& l : b.leases) delete_node(s, l.node, {});
     for (auto& [holder, l] : held_) delete_node(s, l.lease.node, {});
     if (keepalive_) s->release_keepalive();
     for (auto& [id, w] : waiters_) {
-        if (w.timer) w.timer->cancel();
         std::visit([&](auto& h) { s->post_completion(std::move(h), error_code(asio::error::operation_aborted), {}); },
                    w.h);
     }
@@ -57,23 +65,28 @@ void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path + "/leases");
     if (!ec && (n == 0 || n > max_leases || n > max_leases_at_once)) ec = zklock::error::invalid_lease_count;
     if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
-    const bool one_look = d && *d <= std::chrono::steady_clock::now();
-    auto& w = waiters_[id];
-    w = waiter{d, std::move(h), nullptr, lease};
+    waiters_[id] = waiter{std::move(h), lease};
     if (ec) return complete(id, ec, {});
-    if (d) {
-        w.timer = std::make_unique<asio::steady_timer>(
-            s->ex, one_look ? std::chrono::steady_clock::now() + s->one_look_limit() : *d);
-        w.timer->async_wait([q = weak_from_this(), id](error_code tec) {
-            if (auto self = q.lock(); self && !tec) self->cancel_waiter(id, zklock::error::timeout);
-        });
-    }
+    const bool one_look = clock().start_waiter(id, d, now(), s->one_look_limit());
+    rearm();
     perform(machine().acquire(id, n, one_look));
 }
 
 void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
 {
-    if (waiters_.count(id)) perform(machine().cancel(id, why));
+    if (!waiters_.count(id)) return;
+    auto it = std::find_if(held_back_.begin(), held_back_.end(), [id](const held_back& b) { return b.id == id; });
+    if (it == held_back_.end()) return perform(machine().cancel(id, why));
+    // Served already, its leases held back: they are free again.
+    auto b = std::move(*it);
+    held_back_.erase(it);
+    complete(id, why, {});
+    for (auto& l : b.leases) free_lease({std::move(l), b.local, {}, nullptr});
+}
+
+void semaphore_queue::alarm_rang(const clock_alarm& a)
+{
+    if (a.what == clock_alarm::type::deadline) cancel_waiter(a.id, zklock::error::timeout);
 }
 
 void semaphore_queue::perform(const lease_queue::actions& out, freed_lease* freed)
@@ -117,7 +130,8 @@ void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guar
     if (it == waiters_.end()) return;
     auto w = std::move(it->second);
     waiters_.erase(it);
-    if (w.timer) w.timer->cancel();
+    clock().stop_waiter(id);
+    rearm();
     if (auto* one = std::get_if<handler<guard>>(&w.h))
         s->post_completion(std::move(*one), ec, leases.empty() ? guard{} : std::move(leases.front()));
     else
@@ -142,6 +156,10 @@ void semaphore_queue::on_run_done(const lease_run* run, error_code ec, std::vect
 
 void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local)
 {
+    if (loss_clock_ran_out(now())) {  // no guard is handed out already lost
+        held_back_.push_back({id, std::move(leases), local});
+        return confirm_touch_for_held_back();
+    }
     std::vector<guard> guards;
     auto lease = std::chrono::steady_clock::duration::zero();  // none (a plain duration: GCC 12 misreads the optional)
     if (auto it = waiters_.find(id); it != waiters_.end() && it->second.lease) lease = *it->second.lease;
@@ -151,12 +169,31 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
         const bool had_lease = l.data_version != 0;  // a node handed on shows its last holder's lease
         held_[holder] = held_lease{std::move(l), local, std::make_unique<watch>(), {}};
         watch_lease(holder);
-        if (lease > lease.zero()) start_lease(holder, std::chrono::steady_clock::now() + lease);
+        if (lease > lease.zero()) start_lease(holder, now() + lease);
         if (lease > lease.zero() || had_lease) publish_lease(holder);
     }
     complete(id, {}, std::move(guards));
     update_keepalive();
     arm_loss_clock();
+}
+
+void semaphore_queue::confirm_touch_for_held_back()
+{
+    if (confirming_ || held_back_.empty() || s->state != session_state::connected) return;
+    confirming_ = true;
+    confirm_touch([w = weak_from_this()] {
+        auto q = w.lock();
+        if (!q) return;
+        q->confirming_ = false;
+        q->grant_held_back();
+    });
+}
+
+void semaphore_queue::grant_held_back()
+{
+    if (held_back_.empty()) return;
+    if (loss_clock_ran_out(now())) return confirm_touch_for_held_back();  // not answered, or not in time: again
+    for (auto& b : std::exchange(held_back_, {})) grant(b.id, std::move(b.leases), b.local);
 }
 
 void semaphore_queue::update_keepalive()

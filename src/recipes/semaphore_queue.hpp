@@ -1,6 +1,6 @@
 // The semaphore's per-session state for one path: the shell around core/lease_queue (who gets a lease),
-// which keeps the waiters' timers and completions, the leases held and their loss signals, and the one
-// protocol run (lease_run) that obtains leases from ZooKeeper at a time.
+// which keeps the waiters' completions, the leases held and their loss signals, and the one protocol run
+// (lease_run) that obtains leases from ZooKeeper at a time. Deadlines and leases ring on lock_base's clock.
 #pragma once
 
 #include "core/lease_queue.hpp"
@@ -49,6 +49,7 @@ protected:
     void grace_passed() override;
     void lease_ran_out(std::uint64_t holder) override;
     void leases_changed() override;
+    void alarm_rang(const clock_alarm& a) override;
     std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
 
 public:
@@ -61,11 +62,21 @@ public:
 
 private:
     struct waiter {
-        deadline d;
         completion h;
-        std::unique_ptr<asio::steady_timer> timer;
         lease_length lease;
     };
+    /// Leases that would be born lost: the loss clock had run out when they were due. They wait for a
+    /// sync's answer (confirm_touch), their waiter still waiting, and go once the touch is fresh again.
+    struct held_back {
+        std::uint64_t id = 0;
+        std::vector<lease_node> leases;
+        std::uint64_t local = 0;
+    };
+    std::vector<held_back> held_back_;
+    bool confirming_ = false;
+    /// Confirms the session's touch (once connected), then grants what was held back.
+    void confirm_touch_for_held_back();
+    void grant_held_back();
     struct held_lease {
         lease_node lease;
         std::uint64_t local = 0;
