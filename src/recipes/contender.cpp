@@ -37,7 +37,8 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
 contender::contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
                      contender_kind kind, zklock::acl acl, bool watch_followers)
     : s_(std::move(s)), owner_(std::move(owner)), acl_(std::move(acl)),
-      machine_(dir, "_c_" + make_uuid() + "-" + std::string(marker(kind)), kind, s_->permitted(dir), watch_followers)
+      machine_(dir, "_c_" + make_uuid() + "-" + std::string(marker(kind)), kind, registry_of(*s_).permitted(dir),
+               watch_followers)
 {
 }
 
@@ -136,7 +137,7 @@ void contender::perform(const contender_action& a)
             self->perform(self->machine_.on_reconnected(step, st == session_state::connected));
         });
         break;
-    case type::note_permitted: s_->note_permitted(a.path); break;
+    case type::note_permitted: registry_of(*s_).note_permitted(a.path); break;
     case type::schema_found:
         log_schema_refusal(*s_, machine_.dir(), a.path);
         break;

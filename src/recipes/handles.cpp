@@ -1,6 +1,7 @@
 // The entry points behind lock objects and guards. Each hops onto the session's executor (inline when
 // already there), so that callers on other threads or strands are safe; the state is moved into the hop,
 // so that the last reference to it is never dropped on the caller's thread.
+#include "core/node_data.hpp"
 #include "lock_queue.hpp"
 
 #include <zklock/multi_lock.hpp>

@@ -5,6 +5,7 @@
 #include <zklock/guard.hpp>
 
 #include "core/lock_clock.hpp"
+#include "registry.hpp"
 #include "../session/session_impl.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -187,7 +188,8 @@ std::shared_ptr<State> shared_state_for(const std::shared_ptr<session_impl>& s, 
         refusal = zklock::error::no_session;
         return nullptr;
     }
-    if (auto it = s->recipes.find(key); it != s->recipes.end())
+    auto& states = registry_of(*s).states;
+    if (auto it = states.find(key); it != states.end())
         if (auto existing = std::static_pointer_cast<State>(it->second.lock())) {
             if (same(*existing)) return existing;
             refusal = zklock::error::conflicting_options;
@@ -196,14 +198,15 @@ std::shared_ptr<State> shared_state_for(const std::shared_ptr<session_impl>& s, 
     std::shared_ptr<State> made = make();  // may add other keys (a semaphore's internal lock): look up again
     if (!made) return nullptr;
     made->subscribe();
-    s->recipes[key] = made;
+    states[key] = made;
     return made;
 }
 
 /// Forgets `key`'s shared state in the session (its destructor calls this), unless a newer one took it.
 inline void forget_shared_state(session_impl& s, const std::string& key)
 {
-    if (auto it = s.recipes.find(key); it != s.recipes.end() && it->second.expired()) s.recipes.erase(it);
+    auto& states = registry_of(s).states;
+    if (auto it = states.find(key); it != states.end() && it->second.expired()) states.erase(it);
 }
 
 /// Says in the session's log why a lock path was refused with error::schema_mismatch.

@@ -12,7 +12,7 @@ using type = queue_action::type;
 lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
                        lock_queue_options o)
     : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
-      machine_(opts.queue), memo_(find_sequence_memo(*s, key))
+      machine_(opts.queue), memo_(registry_of(*s).find_memo(key))
 {
 }
 
@@ -275,7 +275,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::release_contender: {
             const auto seq = current_sequence();
             if (auto c = drop_contender()) {
-                if (!memo_) memo_ = make_sequence_memo(*s, key);
+                if (!memo_) memo_ = registry_of(*s).make_memo(key);
                 if (seq) memo_->proof.released(*seq);
                 // The delete's answer also tells the proof that the node is gone (a later lock object on
                 // the key may be the one to use it).

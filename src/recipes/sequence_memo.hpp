@@ -6,8 +6,6 @@
 
 #include "core/sequence_proof.hpp"
 
-#include "../session/session_impl.hpp"
-
 #include <zklock/watch.hpp>
 
 #include <memory>
@@ -28,23 +26,5 @@ struct sequence_memo {
         return proof;
     }
 };
-
-/// The session's memo for `key` ("mutex:/locks/a"; each side of a read/write lock has its own: a reader's
-/// held node proves nothing for a writer), or null if the key never went back to ZooKeeper.
-inline std::shared_ptr<sequence_memo> find_sequence_memo(session_impl& s, const std::string& key)
-{
-    auto it = s.memos.find(key);
-    return it == s.memos.end() ? nullptr : std::static_pointer_cast<sequence_memo>(it->second);
-}
-
-/// ... made on first use: a key's first node going back to ZooKeeper. The session keeps a bounded number.
-inline std::shared_ptr<sequence_memo> make_sequence_memo(session_impl& s, const std::string& key)
-{
-    if (auto found = find_sequence_memo(s, key)) return found;
-    if (s.memos.size() >= 4096) s.memos.clear();  // a bound, not an eviction policy: the proofs start over
-    auto made = std::make_shared<sequence_memo>();
-    s.memos.emplace(key, made);
-    return made;
-}
 
 }  // namespace zklock::detail

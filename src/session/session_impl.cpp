@@ -4,7 +4,6 @@
 // typed operations and watches in operations.cpp, the public handles in session.cpp.
 #include "c_client.hpp"
 #include "core/session_timing.hpp"
-#include "../recipes/core/node_data.hpp"
 
 #include <zklock/validation.hpp>
 
@@ -13,7 +12,17 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 namespace zklock::detail {
+
+std::string default_owner()
+{
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "unknown:" + std::to_string(::getpid());
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
+
 namespace {
 
 void session_watcher(zhandle_t* zh, int type, int state, const char*, void*)

@@ -17,7 +17,6 @@
 #include <mutex>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include <sys/types.h>
@@ -109,18 +108,9 @@ public:
     /// beside it holds within one connection (core/sequence_proof.hpp).
     std::uint64_t connections = 0;
     session_stats stats;
-    /// The recipes' per-path shared state (e.g. "mutex:/locks/a" -> lock_queue), so that every lock
-    /// object of this session on one path shares one contender node.
-    std::unordered_map<std::string, std::weak_ptr<void>> recipes;
-    /// What the recipes remember of a lock key between its lock objects (recipes/sequence_memo.hpp).
-    std::unordered_map<std::string, std::shared_ptr<void>> memos;
-    /// Lock directories whose ACL was found to let this session list them and delete its nodes there.
-    bool permitted(const std::string& dir) const { return permitted_dirs_.count(dir) != 0; }
-    void note_permitted(const std::string& dir)
-    {
-        if (permitted_dirs_.size() >= 10'000) permitted_dirs_.clear();  // a bound, not an eviction policy
-        permitted_dirs_.insert(dir);
-    }
+    /// One slot for the layer above (the lock recipes keep their per-session state here, recipes/
+    /// registry.hpp): the session knows nothing about locks. Touched only on the executor.
+    std::shared_ptr<void> extension;
 
     // The operations (called on the executor).
     void connect(handler<> h);
@@ -274,7 +264,6 @@ private:
     void watch_handshake();
     void keepalive_tick();
     std::vector<fault_plan> faults_;
-    std::unordered_set<std::string> permitted_dirs_;
     std::optional<fault_plan> take_fault(const char* kind, bool lose_answer);
 
     std::shared_ptr<helper_link> link_;
@@ -318,6 +307,9 @@ void complete_without_session(handler<Args...> h, error_code ec, Args... args)
         });
     });
 }
+
+/// The owner a session writes into its lock nodes unless session_config::owner says otherwise: "host:pid".
+std::string default_owner();
 
 /// Held around every call into the C client (see c_call in c_client.hpp).
 std::mutex& c_client_mutex();

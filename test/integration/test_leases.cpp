@@ -8,6 +8,7 @@
 #include <zklock/zklock.hpp>
 
 #include "recipes/core/node_data.hpp"
+#include "session/session_impl.hpp"
 
 using namespace test;
 using zklock::guard;
@@ -118,7 +119,8 @@ BOOST_AUTO_TEST_CASE(a_lease_can_be_extended_and_its_deadline_and_owner_are_in_t
             co_return (co_await data_of(ss[1], g.node())).lease_until_ms.has_value();
         }));
         auto d = co_await data_of(ss[1], g.node());
-        BOOST_TEST(d.owner == zklock::detail::default_owner());
+        BOOST_TEST(d.owner == zklock::detail::default_owner());  // "host:pid"
+        BOOST_TEST(d.owner.substr(d.owner.rfind(':') + 1) == std::to_string(::getpid()));
         BOOST_TEST(*d.lease_until_ms >= before + 1000);
         BOOST_TEST(*d.lease_until_ms <= wall_ms() + 1000);
 

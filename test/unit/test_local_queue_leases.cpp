@@ -4,7 +4,6 @@
 
 #include "recipes/core/node_data.hpp"
 
-#include <unistd.h>
 
 using namespace local_queue_test;
 
@@ -97,13 +96,6 @@ BOOST_AUTO_TEST_CASE(other_clients_data_reads_as_an_owner)
     d = decode_node_data("a:1\nlease-until-ms=12x\nfuture-key=3");  // a bad number and an unknown line
     BOOST_TEST(d.owner == "a:1");
     BOOST_TEST(!d.lease_until_ms.has_value());
-}
-
-BOOST_AUTO_TEST_CASE(default_owner_is_host_and_pid)
-{
-    const auto o = default_owner();
-    BOOST_TEST(o.find(':') != std::string::npos);
-    BOOST_TEST(o.substr(o.rfind(':') + 1) == std::to_string(::getpid()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

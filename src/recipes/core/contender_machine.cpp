@@ -2,6 +2,7 @@
 // queue may react by abandoning or releasing this contender, and the shell then skips the requests of a
 // finished machine that it has not performed yet (see contender.cpp).
 #include "contender_machine.hpp"
+#include "node_data.hpp"
 
 #include <zklock/error.hpp>
 

@@ -24,9 +24,6 @@ namespace zklock::detail {
 
 using boost::system::error_code;
 
-/// What Curator's Revoker.attemptRevoke writes into a holder's node (zklock::revoke_message, public).
-inline constexpr std::string_view revoke_request = "__REVOKE__";
-
 /// Which of the contender's watches a read arms, or a fired watch belongs to.
 enum class watch_slot { none, predecessor, own, followers };
 

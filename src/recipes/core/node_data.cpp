@@ -1,10 +1,6 @@
 #include "node_data.hpp"
 
-#include "contender_machine.hpp"
-
 #include <charconv>
-
-#include <unistd.h>
 
 namespace zklock::detail {
 
@@ -40,13 +36,6 @@ node_data decode_node_data(std::string_view data)
         if (ec == std::errc{} && p == digits.data() + digits.size()) out.lease_until_ms = v;
     }
     return out;
-}
-
-std::string default_owner()
-{
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') return "unknown:" + std::to_string(::getpid());
-    return std::string(host) + ":" + std::to_string(::getpid());
 }
 
 }  // namespace zklock::detail

@@ -30,7 +30,7 @@ std::string encode_node_data(std::string_view owner, std::optional<std::int64_t>
 /// Reads any node's data: ours, another client's, or a revocation request.
 node_data decode_node_data(std::string_view data);
 
-/// The default owner identity: "hostname:pid".
-std::string default_owner();
+/// What Curator's Revoker.attemptRevoke writes into a holder's node (zklock::revoke_message, public).
+inline constexpr std::string_view revoke_request = "__REVOKE__";
 
 }  // namespace zklock::detail

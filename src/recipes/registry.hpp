@@ -1,0 +1,66 @@
+// What the recipes keep per session, in the one slot the session offers them (session_impl::extension):
+// each lock key's shared state, the sequence proofs kept between a key's lock objects, and the lock
+// directories whose ACL was checked. The session knows nothing of it; it is touched only on the session's
+// executor.
+#pragma once
+
+#include "sequence_memo.hpp"
+
+#include "../session/session_impl.hpp"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace zklock::detail {
+
+class recipe_registry {
+public:
+    /// The recipes' per-key shared state ("mutex:/locks/a" -> lock_queue), so that every lock object of
+    /// the session on one path shares one contender node. Held weakly: the lock objects and guards own it.
+    std::unordered_map<std::string, std::weak_ptr<void>> states;
+
+    /// The sequence memo of `key` (each side of a read/write lock has its own: a reader's held node proves
+    /// nothing for a writer), or null if the key never went back to ZooKeeper.
+    std::shared_ptr<sequence_memo> find_memo(const std::string& key) const
+    {
+        auto it = memos_.find(key);
+        return it == memos_.end() ? nullptr : it->second;
+    }
+    /// ... made on first use: a key's first node going back to ZooKeeper. A bounded number is kept.
+    std::shared_ptr<sequence_memo> make_memo(const std::string& key)
+    {
+        if (auto found = find_memo(key)) return found;
+        if (memos_.size() >= max_memos) memos_.clear();  // a bound, not an eviction policy: the proofs start over
+        auto made = std::make_shared<sequence_memo>();
+        memos_.emplace(key, made);
+        return made;
+    }
+
+    /// Lock directories whose ACL was found to let this session list them and delete its nodes there.
+    bool permitted(const std::string& dir) const { return permitted_dirs_.count(dir) != 0; }
+    void note_permitted(const std::string& dir)
+    {
+        if (permitted_dirs_.size() >= max_permitted_dirs) permitted_dirs_.clear();  // a bound, as above
+        permitted_dirs_.insert(dir);
+    }
+
+    /// Each memo keeps a directory watch on the server until the directory changes, whether or not the
+    /// memo is still here: a persistent lock directory's lasts for the session (review 3, P4).
+    static constexpr std::size_t max_memos = 4096;
+    static constexpr std::size_t max_permitted_dirs = 10'000;
+
+private:
+    std::unordered_map<std::string, std::shared_ptr<sequence_memo>> memos_;
+    std::unordered_set<std::string> permitted_dirs_;
+};
+
+/// The session's registry, made on first use (on the session's executor).
+inline recipe_registry& registry_of(session_impl& s)
+{
+    if (!s.extension) s.extension = std::make_shared<recipe_registry>();
+    return *std::static_pointer_cast<recipe_registry>(s.extension);
+}
+
+}  // namespace zklock::detail
