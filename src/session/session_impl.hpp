@@ -51,10 +51,13 @@ public:
         asio::post(ex_, std::forward<Fn>(fn));
         return true;
     }
+    /// Also lets go of the executor here, on the session's side: a helper thread that ends after the
+    /// io_context may not destroy a copy of it (a strand's copy refers to the io_context's services).
     void detach()
     {
         std::lock_guard<std::mutex> lock(mu_);
         detached_ = true;
+        ex_ = asio::any_io_executor();
     }
 
 private:
