@@ -248,7 +248,7 @@ inline asio::awaitable<void> check_or_timer(const char* verb, std::function<asio
             st->done = true;
         },
         asio::detached);
-    BOOST_REQUIRE_MESSAGE(co_await eventually([st]() -> asio::awaitable<bool> { co_return st->done; }, 5s),
+    BOOST_REQUIRE_MESSAGE(co_await eventually([&]() -> asio::awaitable<bool> { co_return st->done; }, 5s),
                           verb << " || timer did not return");
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(st->at - start);
     BOOST_TEST(st->winner == 1u, verb);
