@@ -33,6 +33,7 @@ enum class error {
     invalid_lease_count,   ///< a semaphore asked for 0 leases, or more than it has
     lease_expired,         ///< the hold's lease (its hold-time limit) ran out: the library released it
     invalid_lease,         ///< a lease of zero or negative length
+    outcome_unknown,       ///< a guarded write's answer was lost: it may or may not have been applied; read it back
 };
 
 const boost::system::error_category& zklock_category() noexcept;

@@ -141,8 +141,8 @@ public:
      * lease ran out first: too late to extend), `error::not_held` on an empty or released guard,
      * `error::invalid_lease` for a zero or negative `length`. Signature `void(error_code)`.
      *
-     * Executor, cancellation, thread safety: as for `release` (the new end applies once on the session's
-     * executor; cancelling the wait does not undo it).
+     * Cancellation: none; it never waits for ZooKeeper (the new end applies once on the session's
+     * executor, and the operation completes right after). Executor, thread safety: as for `release`.
      */
     template <class Rep, class Period, class CompletionToken = boost::asio::deferred_t>
     auto async_extend_lease(std::chrono::duration<Rep, Period> length, CompletionToken&& token = {})
@@ -178,13 +178,42 @@ public:
     /**
      * Guarded writes (etcd's `IsOwner`): runs `ops` as one ZooKeeper multi whose first operation checks
      * that this guard's lock node still exists, so a holder that lost the lock (session expired, node
-     * deleted, broken by an operator) cannot write: the server refuses the whole multi. Completes with
-     * the results of `ops` (the check's is left out) and: `error::lock_node_deleted` when the check failed
-     * (nothing was written), the loss reason when the loss is already known (nothing is sent; "ownership
-     * uncertain" is left to the server to decide), `error::not_held` for an empty guard, else the first
-     * failing operation's code. Signature `void(error_code, std::vector<multi_result>)`.
+     * deleted, broken by an operator) cannot write: the server refuses the whole multi. Signature
+     * `void(error_code, std::vector<multi_result>)`: the results of `ops` (the check's is left out) and
+     * - success: every operation was applied;
+     * - `error::outcome_unknown`: the multi was sent, and its answer was lost (the connection dropped or
+     *   timed out, or the session ended, before ZooKeeper answered). It may or may not have been
+     *   applied. Do not take it for a failure, nor write again blindly: read the data back once the
+     *   session is connected, `async_sync` first, and compare. Put the guard's fencing token into what
+     *   you write (with the data, or in a node of the same multi) to tell your write from another's:
      *
-     * Executor, cancellation, thread safety: as for `release` (the multi, once sent, is not withdrawn).
+     *       const auto mine = "balance=90 by " + g.token().to_string();
+     *       auto [ec] = co_await g.async_guarded_set_data("/accounts/a", mine, -1, as_tuple(use_awaitable));
+     *       if (ec == zklock::error::outcome_unknown) {
+     *           co_await s.async_sync("/accounts/a", use_awaitable);
+     *           auto [data, st] = co_await s.async_get_data("/accounts/a", use_awaitable);
+     *           const bool applied = data == mine;
+     *       }
+     *
+     *   (After a session expiry, read with a new session.)
+     * - nothing was applied: `error::lock_node_deleted` (the check failed), the loss reason when the loss
+     *   is already known (nothing is sent; "ownership uncertain" is left to the server to decide), the
+     *   session's end when it had ended before (nothing is sent), `error::not_held` for an empty guard or
+     *   (multi_guard) locks of several sessions, else the first failing operation's code;
+     * - `operation_aborted`: cancelled (below).
+     *
+     * Cancellation: before the multi is sent (while the operation hops onto the session's executor from
+     * another thread), any type completes at once with `operation_aborted` and nothing is sent. Once it
+     * is sent (at once when initiated on the session's executor), terminal and partial complete at once
+     * with `operation_aborted`, and the write may still be applied: resolve it as for
+     * `outcome_unknown` (the code stays Asio's, which `||` and parallel groups take for "cancelled").
+     * Total is ignored once sent: the write completes with its real result. So
+     * `co_await (g.async_guarded_set_data(...) || timer.async_wait())` returns at the timer.
+     *
+     * Executor: completes on the handler's associated executor. Thread safety: may be initiated from any
+     * thread and cancelled from the thread that owns the signal (it hops onto the session's executor).
+     * Lifetimes: the guard may be released or destroyed meanwhile (the write then meets the server's
+     * check like any other).
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_guarded_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
@@ -199,7 +228,8 @@ public:
             token, hold_of(*this), std::move(ops));
     }
 
-    /// One guarded set_data (see async_guarded_multi). Signature `void(error_code)`.
+    /// One guarded set_data: errors (`error::outcome_unknown` among them), cancellation, executor, thread
+    /// safety and lifetimes as for async_guarded_multi. Signature `void(error_code)`.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_guarded_set_data(std::string path, std::string data, int version = -1, CompletionToken&& token = {})
     {

@@ -101,6 +101,9 @@ public:
      * Completes successfully with the reason when any of the locks is lost (see guard::async_wait_lost),
      * with `operation_aborted` when all were released or it was cancelled. Signature
      * `void(error_code, error_code reason)`.
+     *
+     * Cancellation: any type (a pure wait). Executor: completes on the handler's associated executor.
+     * Thread safety: as for guard::async_wait_lost (the locks may belong to several sessions).
      */
     template <class CompletionToken = asio::deferred_t>
     auto async_wait_lost(CompletionToken&& token = {})
@@ -112,9 +115,9 @@ public:
             token, std::move(holds));
     }
 
-    /// Guarded writes over every lock at once (see guard::async_guarded_multi): one check per lock node,
-    /// then `ops`, as one multi. The locks must belong to one session (else `error::not_held`).
-    /// Signature `void(error_code, std::vector<multi_result>)`.
+    /// Guarded writes over every lock at once (see guard::async_guarded_multi, whose errors, cancellation
+    /// and `error::outcome_unknown` apply): one check per lock node, then `ops`, as one multi. The locks
+    /// must belong to one session (else `error::not_held`). Signature `void(error_code, std::vector<multi_result>)`.
     template <class CompletionToken = asio::deferred_t>
     auto async_guarded_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
     {
@@ -127,16 +130,28 @@ public:
             token, std::move(holds), std::move(ops));
     }
 
-    /// Releases every lock, in the reverse order of acquisition; completes with the first error (e.g. a
-    /// loss reason) once all are released. Signature `void(error_code)`.
+    /**
+     * Releases every lock, in the reverse order of acquisition; completes with the first error (e.g. a
+     * loss reason) once all are released. Signature `void(error_code)`. The multi_guard is empty afterwards.
+     *
+     * Cancellation (any type, as for guard::release): completes at once with `operation_aborted`; the
+     * locks not yet released are released in the background. Executor: each step completes on the
+     * handler's associated executor. Thread safety: as for guard::release.
+     */
     template <class CompletionToken = asio::deferred_t>
     auto release(CompletionToken&& token = {})
     {
         return asio::async_compose<CompletionToken, void(error_code)>(
             [guards = std::move(guards_), first = error_code{}, started = false](auto& self,
                                                                                   error_code ec = {}) mutable {
+                if (!started) self.reset_cancellation_state(asio::enable_total_cancellation());
                 if (started && ec && !first) first = ec;
+                const bool cancelled = started && self.get_cancellation_state().cancelled() != asio::cancellation_type::none;
                 started = true;
+                if (cancelled) {
+                    guards.clear();  // released in the background
+                    return self.complete(error_code(asio::error::operation_aborted));
+                }
                 if (guards.empty()) return self.complete(first);
                 auto g = std::move(guards.back());
                 guards.pop_back();
@@ -164,6 +179,9 @@ struct multi_acquire_op {
     {
         switch (state) {
         case starting:
+            // async_compose lets only terminal cancellation through: let every type reach the inner acquire
+            // (each gives back what it took), as Boost.Redis's exec_fsm does in its setup_cancellation step.
+            self.reset_cancellation_state(asio::enable_total_cancellation());
             if (refusal || items->empty()) {
                 // Never complete inside the initiating call: through the handler's executor instead.
                 state = answered_at_once;
@@ -201,9 +219,14 @@ struct multi_acquire_op {
  * The first lock's error (`error::timeout`, `error::session_expired`, ...), `operation_aborted` on
  * cancellation, `error::conflicting_options` when one path appears twice. Nothing is left held.
  *
- * @par Executor, cancellation, thread safety
- * Steps complete on the handler's associated executor; cancellation (any type) is passed to the lock
- * being acquired. The lock objects follow their own rules (see mutex.hpp).
+ * @par Per-operation cancellation
+ * Any type (terminal, partial, total), at any stage: it reaches the lock being acquired, which gives back
+ * what it created (see mutex.hpp); the locks already taken are released in the background; the acquire
+ * completes at once with `operation_aborted`. A signal after the completion does nothing.
+ *
+ * @par Executor, thread safety
+ * Steps complete on the handler's associated executor. The lock objects follow their own rules (see
+ * mutex.hpp): the acquire may be initiated and cancelled from any thread.
  */
 class multi_lock {
 public:

@@ -44,8 +44,15 @@ void async_participants(const std::shared_ptr<session_impl>& s, std::string path
  *
  * Completion `void(error_code, std::vector<participant>)`; errors: `error::invalid_path`, the session's
  * (`error::not_connected`, ...), ZooKeeper's (`zk_errc::no_auth` when the ACL forbids reading).
- * Executor, cancellation, thread safety: as for `session::async_get_children` (cancellation abandons the
- * wait, not the reads).
+ *
+ * Cancellation: any type (terminal, partial, total), at any stage, completes at once with
+ * `operation_aborted` (only reads are made: the reads already sent finish unseen). So
+ * `co_await (async_participants(s, p) || timer.async_wait())` returns at the timer even while ZooKeeper
+ * is silent. A signal after the completion does nothing.
+ *
+ * Executor: completes on the handler's associated executor. Thread safety: may be initiated from any
+ * thread and cancelled from the thread that owns the signal (it hops onto the session's executor).
+ * Lifetimes: `s` and `path` are not referred to after the initiation.
  */
 template <class CompletionToken = asio::deferred_t>
 auto async_participants(session& s, std::string path, CompletionToken&& token = {})

@@ -44,6 +44,7 @@ void async_close(const std::shared_ptr<session_impl>&, handler<>);
 void async_wait_state(const std::shared_ptr<session_impl>&, session_state from, handler<session_state>);
 void async_create(const std::shared_ptr<session_impl>&, op::create, handler<std::string, stat>);
 void async_remove(const std::shared_ptr<session_impl>&, std::string path, int version, handler<>);
+void async_sync(const std::shared_ptr<session_impl>&, std::string path, handler<>);
 void async_exists(const std::shared_ptr<session_impl>&, std::string path, watch*, handler<std::optional<stat>>);
 void async_get_data(const std::shared_ptr<session_impl>&, std::string path, watch*, handler<std::string, stat>);
 void async_get_children(const std::shared_ptr<session_impl>&, std::string path, watch*,
@@ -58,19 +59,35 @@ void async_multi(const std::shared_ptr<session_impl>&, std::vector<multi_op>, ha
  * own, every completion and watch runs on `get_executor()`.
  *
  * @par Thread safety
- * A session, the locks made from it and the cancellation signals aimed at their operations belong to one
- * executor. Run the io_context on one thread, or give the session a strand.
+ * A session and the locks made from it belong to one executor: run the io_context on one thread, or give
+ * the session a strand, and start the session's operations there. A cancellation signal may be emitted
+ * from the thread that owns it: the cancellation hops onto the session's executor before it touches the
+ * session.
  *
  * @par Operations
  * Every asynchronous operation takes a completion token (default `asio::deferred`, so `co_await` works
- * bare; callbacks, `use_future`, `as_tuple` work too). Errors are ZooKeeper's return codes in
- * `zookeeper_category()` or zklock's own `error`s. Connection loss is not final: the C client reconnects
- * and the operation reports `zk_errc::connection_loss`; retrying after reconnect is the caller's call
- * (the lock recipes do it themselves).
+ * bare; callbacks, `use_future`, `as_tuple` work too) and completes on the handler's associated executor,
+ * never inside the initiating call. Errors are ZooKeeper's return codes in `zookeeper_category()` or
+ * zklock's own `error`s. Connection loss is not final: the C client reconnects and the operation reports
+ * `zk_errc::connection_loss`; retrying after reconnect is the caller's call (the lock recipes do it
+ * themselves). For a write, `zk_errc::connection_loss`, `zk_errc::operation_timeout`,
+ * `zk_errc::runtime_inconsistency` and a session end reported while the request was out mean that the
+ * answer was lost, not that the write failed: it may or may not have been applied. Read it back
+ * (`async_sync`, then a read) before writing again. (These are ZooKeeper's own codes and meanings, kept
+ * here for code that handles them as Curator and kazoo users do; a guard's writes report
+ * `error::outcome_unknown` instead, see guard.hpp.)
  *
  * @par Per-operation cancellation
- * Any cancellation type completes the operation at once with `operation_aborted`. ZooKeeper cannot take
- * a request back: a cancelled write may still happen on the server.
+ * A request is handed to ZooKeeper's client when the operation starts (the client sends it as soon as it
+ * is connected) and cannot be taken back, so:
+ * - reads (`async_exists`, `async_get_data`, `async_get_children`, `async_sync`) and the waits
+ *   (`async_wait_state`, `async_close`, `watch::async_wait`): any type (terminal, partial, total)
+ *   completes at once with `operation_aborted`. A cancelled read's watch is dropped (it stays unarmed).
+ * - writes (`async_create`, `async_remove`, `async_set_data`, `async_multi`): terminal and partial complete
+ *   at once with `operation_aborted`, and the write may still be applied; total is not supported (it
+ *   promises no side effect, which a sent request cannot keep): the write completes with its real result.
+ * - `async_connect`: terminal only, which closes the session; partial and total are not supported.
+ * A signal that comes after the completion does nothing.
  *
  * @par Lifetime
  * Destroying the session closes it: pending operations complete with `error::session_closed`, and the
@@ -98,8 +115,10 @@ public:
     session_stats stats() const noexcept;
 
     /// Opens the session. Completes once connected, or with `error::connect_timeout` (no server answered
-    /// within `config().connect_timeout`), `error::invalid_hosts`, `error::auth_failed`. A failed connect
-    /// leaves the session closed. Completion signature `void(error_code)`.
+    /// within `config().connect_timeout`), `error::invalid_hosts`, `error::auth_failed`,
+    /// `error::invalid_config`, `error::already_closed`; `operation_aborted` when cancelled. A failed or
+    /// cancelled connect leaves the session closed. Completion signature `void(error_code)`.
+    /// Cancellation: terminal only (it closes the session); partial and total are ignored.
     template <class CompletionToken = asio::deferred_t>
     auto async_connect(CompletionToken&& token = {})
     {
@@ -109,6 +128,7 @@ public:
     }
 
     /// Completes as soon as `state() != from` (at once if it already differs), with the new state.
+    /// Completion `void(error_code, session_state)`. Cancellation: any type (`operation_aborted`).
     template <class CompletionToken = asio::deferred_t>
     auto async_wait_state(session_state from, CompletionToken&& token = {})
     {
@@ -123,7 +143,10 @@ public:
     /// the server is told on a helper thread.
     void close() noexcept;
 
-    /// Closes the session and completes once the server has ended it (its ephemeral nodes are gone).
+    /// Closes the session (at once, as close() does) and completes once the server has ended it (its
+    /// ephemeral nodes are gone). Completion `void(error_code)`. Cancellation: any type ends the wait at
+    /// once with `operation_aborted`; the close itself was done when the operation started, and the
+    /// server is told in the background all the same (keep running the io_context until it returns).
     template <class CompletionToken = asio::deferred_t>
     auto async_close(CompletionToken&& token = {})
     {
@@ -162,6 +185,19 @@ public:
                 detail::async_remove(s, std::move(p), v, std::move(h));
             },
             token, impl_, std::move(path), version);
+    }
+
+    /// Makes the server this session talks to catch up with the leader, so that the reads after it see
+    /// every write the leader had applied when it was answered (ZooKeeper's `sync`): the way to read
+    /// back a write whose answer was lost. Completion `void(error_code)`. Cancellation: any type.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_sync(std::string path, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, std::string p) {
+                detail::async_sync(s, std::move(p), std::move(h));
+            },
+            token, impl_, std::move(path));
     }
 
     /// Completion `void(error_code, std::optional<stat>)`: empty when the node does not exist.

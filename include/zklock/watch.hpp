@@ -28,7 +28,8 @@ void drop_watch(const std::shared_ptr<watch_state>&) noexcept;
  * Destroying an armed watch forgets it: it will never be delivered. (The server keeps it until the node
  * changes or the session ends: ZooKeeper 3.8's C client has no working server-side removal, as its
  * removeWatches sends a checkWatches request.)
- * Use it on the session's executor only.
+ * Use it on the session's executor only (a cancellation signal aimed at a wait may be emitted from the
+ * thread that owns it: the cancellation hops onto the session's executor).
  */
 class watch {
 public:
@@ -47,8 +48,10 @@ public:
     /// True once a read registered it, until it fired or was dropped.
     bool armed() const noexcept;
 
-    /// Completion signature `void(error_code, watch_event)`. Per-operation cancellation (any type)
-    /// abandons the wait with `operation_aborted`; the watch stays armed and can be awaited again.
+    /// Completion signature `void(error_code, watch_event)`, on the handler's associated executor.
+    /// Per-operation cancellation (any type: terminal, partial, total) abandons the wait at once with
+    /// `operation_aborted`; the watch stays armed and can be awaited again. A watch whose read was
+    /// cancelled is dropped: its wait completes with `operation_aborted` at once.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_wait(CompletionToken&& token = {})
     {

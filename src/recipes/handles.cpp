@@ -4,6 +4,8 @@
 #include "core/node_data.hpp"
 #include "lock_queue.hpp"
 
+#include "../session/pending_op.hpp"
+
 #include <zklock/multi_lock.hpp>
 #include <zklock/revoke.hpp>
 
@@ -163,9 +165,13 @@ void async_wait_any_lost(std::vector<hold_ref> holds, handler<error_code> h)
         if (hr.state) st->parts.push_back({hr.state, hr.holder, hr.state->new_id()});
     if (st->parts.empty()) return complete_without_session(std::move(h), error_code(zklock::error::not_held), error_code{});
     st->remaining = st->parts.size();
+    // Any cancellation type ends the wait. The handler hops onto the first lock's session before it
+    // reaches the state, so that it never holds the last reference to it on the signal's thread.
     if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
-        slot.assign([w = std::weak_ptr<any_lost>(st)](asio::cancellation_type) {
-            if (auto s = w.lock()) s->cancel_all();
+        slot.assign([w = std::weak_ptr<any_lost>(st), home = st->parts.front().state->s->ex](asio::cancellation_type) {
+            asio::post(home, [w] {
+                if (auto s = w.lock()) s->cancel_all();
+            });
         });
     st->h = std::move(h);
     for (auto& p : st->parts) {
@@ -190,59 +196,85 @@ void async_wait_any_lost(std::vector<hold_ref> holds, handler<error_code> h)
 
 namespace zklock::detail {
 
-// The check ops go first: ZooKeeper applies a multi's operations in order, all or none, so the writes
-// land only if every lock node still exists at that moment.
-void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+namespace {
+/// A guarded write, on the session's executor: one check per hold that its lock node still exists, then
+/// `ops`, as one multi (ZooKeeper applies a multi's operations in order, all or none, so the writes land
+/// only if every lock node exists at that moment). `done(ec, results of ops)` runs unless a cancellation
+/// answered `pending` first; nothing is sent when it is over, a hold is known lost or the session has ended.
+template <class Pending, class Done>
+void send_guarded(Pending& pending, std::vector<hold_ref> holds, std::vector<multi_op> ops, Done done)
+{
+    const auto& s = pending->session();
+    std::vector<multi_op> all;
+    for (const auto& hr : holds) {
+        error_code why = hr.state->lost(hr.holder);
+        if (!why && !hr.state->holds(hr.holder)) why = zklock::error::not_held;
+        if (why && why != zklock::error::ownership_uncertain)  // uncertain: the server decides
+            return done(why, std::vector<multi_result>{});
+        all.emplace_back(op::check{hr.node, -1});
+    }
+    for (auto& o : ops) all.push_back(std::move(o));
+    if (auto ec = s->refusal()) return done(ec, std::vector<multi_result>{});  // nothing sent: not applied
+    if (!pending->send_now()) return;
+    s->multi(std::move(all), [s, n = holds.size(), done = std::move(done)](error_code ec, std::vector<multi_result> r) mutable {
+        for (std::size_t i = 0; i < n && i < r.size(); ++i)
+            if (r[i].ec == zk_errc::no_node) ec = zklock::error::lock_node_deleted;
+        if (answer_lost(ec)) {  // sent, and no verdict came back: it may have been applied
+            s->log->write(log_level::warning, "zklock: a guarded write's answer was lost (" + ec.message() +
+                                                  "): it may or may not have been applied");
+            ec = zklock::error::outcome_unknown;
+        }
+        r.erase(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.size())));
+        done(ec, std::move(r));
+    });
+}
+
+/// The one session of `holds`, or null for an empty guard or locks of several sessions (one multi runs on
+/// one session).
+std::shared_ptr<session_impl> session_of(const std::vector<hold_ref>& holds)
 {
     const bool one_session = !holds.empty() && holds.front().state &&
                              std::all_of(holds.begin(), holds.end(), [&](const hold_ref& hr) {
                                  return hr.state && hr.state->s == holds.front().state->s;
                              });
-    if (!one_session)  // an empty guard, or locks of several sessions (one multi runs on one session)
-        return complete_without_session(std::move(h), error_code(zklock::error::not_held), std::vector<multi_result>{});
-    auto s = holds.front().state->s;
-    auto ex = s->ex;
-    asio::dispatch(ex, [s, holds = std::move(holds), ops = std::move(ops), h = std::move(h)]() mutable {
-        std::vector<multi_op> all;
-        for (const auto& hr : holds) {
-            error_code why = hr.state->lost(hr.holder);
-            if (!why && !hr.state->holds(hr.holder)) why = zklock::error::not_held;
-            if (why && why != zklock::error::ownership_uncertain)  // uncertain: the server decides
-                return s->post_completion(std::move(h), why, std::vector<multi_result>{});
-            all.emplace_back(op::check{hr.node, -1});
-        }
-        for (auto& o : ops) all.push_back(std::move(o));
-        s->multi(std::move(all), [s, n = holds.size(), h = std::move(h)](error_code ec, std::vector<multi_result> r) mutable {
-            for (std::size_t i = 0; i < n && i < r.size(); ++i)
-                if (r[i].ec == zk_errc::no_node) ec = zklock::error::lock_node_deleted;
-            r.erase(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.size())));
-            s->post_completion(std::move(h), ec, std::move(r));
-        });
+    return one_session ? holds.front().state->s : nullptr;
+}
+}  // namespace
+
+void async_guarded_multi(std::vector<hold_ref> holds, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+{
+    auto s = session_of(holds);
+    if (!s) return complete_without_session(std::move(h), error_code(zklock::error::not_held), std::vector<multi_result>{});
+    auto op = pending_op<std::vector<multi_result>>::bind(s, std::move(h), op_nature::write);
+    asio::dispatch(s->ex, [op, holds = std::move(holds), ops = std::move(ops)]() mutable {
+        send_guarded(op, std::move(holds), std::move(ops),
+                     [op](error_code ec, std::vector<multi_result> r) { op->complete(ec, std::move(r)); });
     });
 }
 
 void async_guarded_set_data(hold_ref hold, std::string path, std::string data, int version, handler<> h)
 {
-    if (!hold.state) return complete_without_session(std::move(h), error_code(zklock::error::not_held));
-    auto s = hold.state->s;
     std::vector<hold_ref> holds;
     holds.push_back(std::move(hold));
+    auto s = session_of(holds);
+    if (!s) return complete_without_session(std::move(h), error_code(zklock::error::not_held));
+    auto op = pending_op<>::bind(s, std::move(h), op_nature::write);
     std::vector<multi_op> ops;
     ops.emplace_back(op::set_data{std::move(path), std::move(data), version});
-    // The adapter runs where the multi's completion does, then completes `h` on its own executor.
-    async_guarded_multi(std::move(holds), std::move(ops),
-                        [s, h = std::move(h)](error_code ec, std::vector<multi_result>) mutable {
-                            s->post_completion(std::move(h), ec);
-                        });
+    asio::dispatch(s->ex, [op, holds = std::move(holds), ops = std::move(ops)]() mutable {
+        send_guarded(op, std::move(holds), std::move(ops), [op](error_code ec, std::vector<multi_result>) { op->complete(ec); });
+    });
 }
 
 void async_request_revoke(const std::shared_ptr<session_impl>& s, std::string node, handler<> h)
 {
     if (!s) return complete_without_session(std::move(h), error_code(zklock::error::no_session));
-    asio::dispatch(s->ex, [s, node = std::move(node), h = std::move(h)]() mutable {
-        s->set_data(std::move(node), std::string(revoke_message), -1, [s, h = std::move(h)](error_code ec, stat) mutable {
-            s->post_completion(std::move(h), ec);
-        });
+    auto op = pending_op<>::bind(s, std::move(h), op_nature::write);
+    asio::dispatch(s->ex, [op, node = std::move(node)]() mutable {
+        const auto& ss = op->session();
+        if (auto ec = ss->refusal(node)) return op->complete(ec);
+        if (!op->send_now()) return;
+        ss->set_data(std::move(node), std::string(revoke_message), -1, [op](error_code ec, stat) { op->complete(ec); });
     });
 }
 

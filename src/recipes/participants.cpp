@@ -3,7 +3,7 @@
 #include "core/node_data.hpp"
 #include "core/schema.hpp"
 
-#include "../session/session_impl.hpp"
+#include "../session/pending_op.hpp"
 
 #include <zklock/detail/sequence.hpp>
 #include <zklock/participants.hpp>
@@ -19,7 +19,9 @@ using wall = std::chrono::system_clock;
 /// One snapshot being read: the nodes in order, and the reads still out.
 struct snapshot {
     std::shared_ptr<session_impl> s;
-    handler<std::vector<participant>> h;
+    /// The caller's completion; a cancellation (any type: the reads change nothing) answers it at once,
+    /// and the reads still out finish into nothing.
+    std::shared_ptr<pending_op<std::vector<participant>>> op;
     std::vector<participant> nodes;
     std::vector<bool> gone;
     std::size_t pending = 0;
@@ -40,7 +42,7 @@ struct snapshot {
                     if (it->session_id == internal_lock_head) it->holds = false;
                     break;
                 }
-        s->post_completion(std::move(h), ec, std::move(out));
+        op->complete(ec, std::move(out));
     }
 };
 
@@ -125,12 +127,14 @@ void read_semaphore(const std::shared_ptr<snapshot>& snap, const std::string& pa
 void async_participants(const std::shared_ptr<session_impl>& s, std::string path, handler<std::vector<participant>> h)
 {
     if (!s) return complete_without_session(std::move(h), error_code(zklock::error::no_session), std::vector<participant>{});
-    asio::dispatch(s->ex, [s, path = std::move(path), h = std::move(h)]() mutable {
+    auto op = pending_op<std::vector<participant>>::bind(s, std::move(h), op_nature::undoable);
+    asio::dispatch(s->ex, [s, path = std::move(path), op = std::move(op)]() mutable {
         if (auto ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path))
-            return s->post_completion(std::move(h), ec, std::vector<participant>{});
+            return op->complete(ec, std::vector<participant>{});
+        if (!op->send_now()) return;
         auto snap = std::make_shared<snapshot>();
         snap->s = s;
-        snap->h = std::move(h);
+        snap->op = std::move(op);
         s->get_children(path, nullptr, [snap, path](error_code ec, std::vector<std::string> children, stat) {
             if (ec == zk_errc::no_node) return snap->finish({});
             if (ec) return snap->finish(ec);

@@ -72,6 +72,10 @@ public:
                    "contender may hold it now: stop using what it protects, and release the guard";
         case error::invalid_lease:
             return "a lease must be longer than zero (use an acquire without a lease to hold with no limit)";
+        case error::outcome_unknown:
+            return "the write may or may not have been applied: it was sent, then the connection was lost (or "
+                   "timed out, or the session ended) before ZooKeeper answered; read the data back (async_sync, "
+                   "then a read; write the guard's fencing token with it to recognise it) before writing again";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -1,6 +1,7 @@
 // The typed operations: each hands one request to the C client and converts its completion; and the
 // watches that reads arm.
 #include "c_client.hpp"
+#include "core/effects.hpp"
 
 #include <cstdint>
 #include <type_traits>
@@ -18,7 +19,6 @@ public:
         sent_at = std::chrono::steady_clock::now();  // before the C client sends it: never later than the touch
     }
     handler<Args...> h;
-    std::shared_ptr<watch_state> watch;  ///< the watch this read may arm
     // zoo_amulti keeps pointers into these until its completion.
     std::vector<zoo_op_t> ops;
     std::vector<zoo_op_result_t> results;
@@ -39,7 +39,11 @@ public:
         }
         owner->post_completion(std::move(h), ec, std::move(args)...);
     }
-    void fail(error_code ec) override { complete(ec, Args{}...); }
+    // Not an answer: a planned fault waits for the request's real answer.
+    void fail(error_code ec) override
+    {
+        if (owner) owner->post_completion(std::move(h), ec, Args{}...);
+    }
 };
 
 /// Takes back the request a completion was given, with the C client's return code.
@@ -52,15 +56,25 @@ std::unique_ptr<Request> take(const void* data, int rc)
 }
 
 // A per-operation cancellation abandons the wait; the C client still completes the request later. The
-// slot names the request by id, so a late or repeated signal finds nothing instead of a freed request.
+// handler runs where the signal is emitted: it hops onto the session's executor, where the slot names the
+// request by id, so a late or repeated signal finds nothing instead of a freed request.
 template <class Request>
 void bind_cancellation(Request* r)
 {
     auto slot = asio::get_associated_cancellation_slot(r->h);
     if (slot.is_connected())
-        slot.assign([w = std::weak_ptr<session_impl>(r->owner), id = r->id](asio::cancellation_type) {
-            if (auto s = w.lock()) s->cancel_request(id);
+        slot.assign([w = std::weak_ptr<session_impl>(r->owner), ex = r->owner->ex, id = r->id](asio::cancellation_type t) {
+            asio::post(ex, [w, id, t] {
+                if (auto s = w.lock()) s->cancel_request(id, t);
+            });
         });
+}
+
+/// Whether a request of `kind` changes the server (so that a cancellation cannot take it back).
+op_nature nature_of(std::string_view kind) noexcept
+{
+    const bool write = kind == "create" || kind == "remove" || kind == "set_data" || kind == "multi";
+    return write ? op_nature::write : op_nature::undoable;
 }
 
 void node_watcher(zhandle_t* zh, int type, int, const char* path, void* ctx)
@@ -89,9 +103,17 @@ void session_impl::track(request_base* r)
     ++stats.requests;
 }
 
-void session_impl::cancel_request(std::uint64_t rid)
+// Every request here has left: it was handed to the C client when it was made, and the client cannot take
+// it back (it sends it as soon as it is connected). So a write ignores a total cancellation.
+void session_impl::cancel_request(std::uint64_t rid, asio::cancellation_type type)
 {
-    if (auto it = inflight_.find(rid); it != inflight_.end()) it->second->fail(asio::error::operation_aborted);
+    auto it = inflight_.find(rid);
+    if (it == inflight_.end()) return;
+    request_base& r = *it->second;
+    if (on_cancellation(static_cast<unsigned>(type), nature_of(r.kind), true) == cancel_outcome::ignore) return;
+    // A cancelled read leaves its watch unarmed, whenever its answer comes.
+    if (r.watch) drop_watch(r.watch);
+    r.fail(asio::error::operation_aborted);
 }
 
 template <class Request>
@@ -366,12 +388,15 @@ void session_impl::wait_watch(const std::shared_ptr<watch_state>& w, handler<wat
     if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
     w->waiter = std::move(h);
     const auto seq = ++w->waiter_seq;
+    // Any cancellation type ends the wait; the watch stays armed. The handler hops onto the executor first.
     if (auto slot = asio::get_associated_cancellation_slot(w->waiter); slot.is_connected())
-        slot.assign([wp = std::weak_ptr<watch_state>(w), seq](asio::cancellation_type) {
-            auto st = wp.lock();
-            if (!st || st->waiter_seq != seq) return;  // a later waiter replaced the one this slot was for
-            if (auto s = st->session.lock())
-                s->post_completion(std::move(st->waiter), error_code(asio::error::operation_aborted), watch_event{});
+        slot.assign([wp = std::weak_ptr<watch_state>(w), home = ex, seq](asio::cancellation_type) {
+            asio::post(home, [wp, seq] {
+                auto st = wp.lock();
+                if (!st || st->waiter_seq != seq) return;  // a later waiter replaced the one this slot was for
+                if (auto s = st->session.lock())
+                    s->post_completion(std::move(st->waiter), error_code(asio::error::operation_aborted), watch_event{});
+            });
         });
 }
 

@@ -63,6 +63,7 @@ void async_remove(const std::shared_ptr<session_impl>& s, std::string path, int 
 {
     s->remove(std::move(path), version, std::move(h));
 }
+void async_sync(const std::shared_ptr<session_impl>& s, std::string path, handler<> h) { s->sync(std::move(path), std::move(h)); }
 void async_exists(const std::shared_ptr<session_impl>& s, std::string path, watch* w, handler<std::optional<stat>> h)
 {
     s->exists(std::move(path), w, std::move(h));

@@ -3,6 +3,7 @@
 // fresh, and fault injection for tests. The C client wrapper is in c_client.*, the pump in pump.cpp, the
 // typed operations and watches in operations.cpp, the public handles in session.cpp.
 #include "c_client.hpp"
+#include "core/effects.hpp"
 #include "core/session_timing.hpp"
 
 #include <zklock/validation.hpp>
@@ -81,9 +82,17 @@ void session_impl::connect(handler<> h)
         return;
     }
     connect_handler_ = std::move(h);
+    // Abandoning a connect closes the session: terminal cancellation only (core/effects.hpp). The signal's
+    // thread only decides; the close runs on the executor, and only while this connect is still pending.
     if (auto slot = asio::get_associated_cancellation_slot(connect_handler_); slot.is_connected())
-        slot.assign([w = weak_from_this()](asio::cancellation_type) {
-            if (auto s = w.lock()) s->close(asio::error::operation_aborted);
+        slot.assign([w = weak_from_this(), home = ex](asio::cancellation_type t) {
+            if (on_cancellation(static_cast<unsigned>(t), op_nature::open, true) == cancel_outcome::ignore) return;
+            asio::post(home, [w] {
+                auto s = w.lock();
+                if (!s || !s->connect_handler_) return;
+                s->post_completion(std::move(s->connect_handler_), error_code(asio::error::operation_aborted));
+                s->close();
+            });
         });
     set_state(session_state::connecting);
     connect_timer_.expires_after(cfg.connect_timeout);
@@ -246,7 +255,7 @@ void session_impl::enter_final(session_state s, error_code why)
 void session_impl::on_handle_closed()
 {
     close_finished_ = true;
-    for (auto& h : std::exchange(close_waiters_, {})) post_completion(std::move(h), error_code{});
+    for (auto& [wid, h] : std::exchange(close_waiters_, {})) post_completion(std::move(h), error_code{});
     close_work_.reset();
 }
 
@@ -263,7 +272,20 @@ void session_impl::close_and_wait(handler<> h)
         post_completion(std::move(h), error_code{});
         return;
     }
-    close_waiters_.push_back(std::move(h));
+    // A cancellation (any type) ends the wait, not the close, which was done above.
+    const auto wid = next_close_waiter_++;
+    if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
+        slot.assign([w = weak_from_this(), home = ex, wid](asio::cancellation_type) {
+            asio::post(home, [w, wid] {
+                auto s = w.lock();
+                if (!s) return;
+                if (auto it = s->close_waiters_.find(wid); it != s->close_waiters_.end()) {
+                    s->post_completion(std::move(it->second), error_code(asio::error::operation_aborted));
+                    s->close_waiters_.erase(it);
+                }
+            });
+        });
+    close_waiters_.emplace(wid, std::move(h));
     if (!close_work_) close_work_.emplace(asio::prefer(ex, asio::execution::outstanding_work.tracked));
 }
 
@@ -275,14 +297,16 @@ void session_impl::wait_state(session_state from, handler<session_state> h)
     }
     auto wid = next_state_waiter_++;
     if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
-        slot.assign([w = weak_from_this(), wid](asio::cancellation_type) {
-            auto self = w.lock();
-            if (!self) return;
-            auto& ws = self->state_waiters_;
-            auto it = std::find_if(ws.begin(), ws.end(), [&](const state_waiter& x) { return x.id == wid; });
-            if (it == ws.end()) return;
-            self->post_completion(std::move(it->h), error_code(asio::error::operation_aborted), self->state);
-            ws.erase(it);
+        slot.assign([w = weak_from_this(), home = ex, wid](asio::cancellation_type) {
+            asio::post(home, [w, wid] {
+                auto self = w.lock();
+                if (!self) return;
+                auto& ws = self->state_waiters_;
+                auto it = std::find_if(ws.begin(), ws.end(), [&](const state_waiter& x) { return x.id == wid; });
+                if (it == ws.end()) return;
+                self->post_completion(std::move(it->h), error_code(asio::error::operation_aborted), self->state);
+                ws.erase(it);
+            });
         });
     state_waiters_.push_back({wid, from, std::move(h)});
 }

@@ -50,10 +50,13 @@ public:
         asio::post(ex_, std::forward<Fn>(fn));
         return true;
     }
+    /// Also lets go of the executor here, on the session's side: a helper thread that ends after the
+    /// io_context may not destroy a copy of it (a strand's copy refers to the io_context's services).
     void detach()
     {
         std::lock_guard<std::mutex> lock(mu_);
         detached_ = true;
+        ex_ = asio::any_io_executor();
     }
 
 private:
@@ -64,6 +67,7 @@ private:
 
 /// One request handed to the C client. Its completion frees it; the session keeps it in a set so that
 /// closing can answer the waiting handler at once and leave the C completion nothing but the free.
+class watch_state;
 class request_base {
 public:
     virtual ~request_base() = default;
@@ -74,6 +78,7 @@ public:
     const char* kind = "";                ///< "create", "get_data", ... (for fault injection)
     /// When it was handed to the C client: the server touched the session no earlier than this.
     std::chrono::steady_clock::time_point sent_at{};
+    std::shared_ptr<watch_state> watch;  ///< the watch this read may arm
 };
 
 /// The state behind a zklock::watch.
@@ -179,8 +184,9 @@ public:
     void on_watch_fired(std::uint64_t id, int zk_type, const char* path);
     /// Request `r`'s completion came with the C client's return code `rc`.
     void finished(request_base* r, int rc);
-    /// A cancellation signal aimed at request `id`: answers its handler now, if it is still in flight.
-    void cancel_request(std::uint64_t id);
+    /// A cancellation signal of the types `type` aimed at request `id`, if it is still in flight: answers
+    /// its handler now with operation_aborted where core/effects.hpp says so (a read's watch is dropped).
+    void cancel_request(std::uint64_t id, asio::cancellation_type type);
 
     // For zklock::watch.
     void wait_watch(const std::shared_ptr<watch_state>& w, handler<watch_event> h);
@@ -268,7 +274,8 @@ private:
 
     std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;
-    std::vector<handler<>> close_waiters_;
+    std::map<std::uint64_t, handler<>> close_waiters_;
+    std::uint64_t next_close_waiter_ = 1;
     std::optional<asio::any_io_executor> close_work_;  // keeps the io_context running for close waiters
 };
 
