@@ -152,7 +152,8 @@ public:
      * (counted like Curator's reentrant mutex: the lock goes when every guard of it is released). `held`
      * must be a guard of this mutex (same session and path) that still holds; else `error::not_held`.
      * A plain second `acquire` by the same coroutine stays an ordinary waiter (and waits for itself).
-     * Completion `void(error_code, guard)`.
+     * Completion `void(error_code, guard)`. Cancellation: none (it completes after one hop onto the
+     * session's executor, with nothing to undo).
      */
     template <class CompletionToken = asio::deferred_t>
     auto acquire(const guard& held, CompletionToken&& token = {})

@@ -2,6 +2,7 @@
 #define BOOST_TEST_MODULE zklock dead servers
 #include "test_util.hpp"
 
+#include "recipes/registry.hpp"
 #include "session/session_impl.hpp"
 
 using namespace test;
@@ -105,13 +106,13 @@ BOOST_AUTO_TEST_CASE(the_session_forgets_paths_nobody_locks_any_more)
     session s(ioc, config_for(shared_server().connect_string()));
     run(ioc, [&]() -> asio::awaitable<void> {
         co_await s.async_connect(use_awaitable);
-        const auto before = s.impl()->recipes.size();
+        const auto before = zklock::detail::registry_of(*s.impl()).states.size();
         for (int i = 0; i < 200; ++i) {
             mutex m(s, unique_path("forgotten"));
             auto g = co_await m.acquire(5s, use_awaitable);
             co_await g.release(use_awaitable);
         }
-        BOOST_TEST(s.impl()->recipes.size() == before);
+        BOOST_TEST(zklock::detail::registry_of(*s.impl()).states.size() == before);
     });
 }
 
