@@ -3,6 +3,8 @@
 
 #include "core/node_data.hpp"
 
+#include "uuid.hpp"
+
 #include <zklock/detail/sequence.hpp>
 
 namespace zklock::detail {

@@ -64,6 +64,28 @@ void raise_c_log_level(log_level wanted)
 }
 
 // --- Conversions --------------------------------------------------------------------------------
+// zk_errc (public, and the pure core's) names zookeeper.h's codes without including it.
+static_assert(static_cast<int>(zk_errc::runtime_inconsistency) == ZRUNTIMEINCONSISTENCY);
+static_assert(static_cast<int>(zk_errc::connection_loss) == ZCONNECTIONLOSS);
+static_assert(static_cast<int>(zk_errc::marshalling_error) == ZMARSHALLINGERROR);
+static_assert(static_cast<int>(zk_errc::operation_timeout) == ZOPERATIONTIMEOUT);
+static_assert(static_cast<int>(zk_errc::bad_arguments) == ZBADARGUMENTS);
+static_assert(static_cast<int>(zk_errc::invalid_state) == ZINVALIDSTATE);
+static_assert(static_cast<int>(zk_errc::no_node) == ZNONODE);
+static_assert(static_cast<int>(zk_errc::no_auth) == ZNOAUTH);
+static_assert(static_cast<int>(zk_errc::bad_version) == ZBADVERSION);
+static_assert(static_cast<int>(zk_errc::no_children_for_ephemerals) == ZNOCHILDRENFOREPHEMERALS);
+static_assert(static_cast<int>(zk_errc::node_exists) == ZNODEEXISTS);
+static_assert(static_cast<int>(zk_errc::not_empty) == ZNOTEMPTY);
+static_assert(static_cast<int>(zk_errc::session_expired) == ZSESSIONEXPIRED);
+static_assert(static_cast<int>(zk_errc::invalid_acl) == ZINVALIDACL);
+static_assert(static_cast<int>(zk_errc::auth_failed) == ZAUTHFAILED);
+static_assert(static_cast<int>(zk_errc::closing) == ZCLOSING);
+static_assert(static_cast<int>(zk_errc::session_moved) == ZSESSIONMOVED);
+static_assert(static_cast<int>(zk_errc::not_read_only) == ZNOTREADONLY);
+static_assert(static_cast<int>(zk_errc::no_watcher) == ZNOWATCHER);
+static_assert(static_cast<int>(zk_errc::throttled_op) == ZTHROTTLEDOP);
+
 error_code zk_error(int rc) noexcept
 {
     if (rc == ZOK) return {};

@@ -1,13 +1,8 @@
-// Error categories, state names, path validation and the stderr log sink.
-#include <zklock/config.hpp>
+// Error categories and state names: pure (part of the core target, with no C client: zk_errc's values
+// are zookeeper.h's, checked in c_client.cpp).
 #include <zklock/error.hpp>
 #include <zklock/session_state.hpp>
 
-#include "session_impl.hpp"
-
-#include <zookeeper/zookeeper.h>
-
-#include <cstdio>
 #include <string>
 
 namespace zklock {
@@ -87,22 +82,22 @@ public:
     std::string message(int ev) const override
     {
         switch (ev) {
-        case ZCONNECTIONLOSS: return "connection to ZooKeeper lost (the client is reconnecting)";
-        case ZOPERATIONTIMEOUT: return "ZooKeeper operation timed out (the client is reconnecting)";
-        case ZRUNTIMEINCONSISTENCY:
+        case static_cast<int>(zk_errc::connection_loss): return "connection to ZooKeeper lost (the client is reconnecting)";
+        case static_cast<int>(zk_errc::operation_timeout): return "ZooKeeper operation timed out (the client is reconnecting)";
+        case static_cast<int>(zk_errc::runtime_inconsistency):
             return "ZooKeeper's answer came out of order, so the client dropped the connection (it is reconnecting)";
-        case ZNONODE: return "no such znode (or its parent does not exist)";
-        case ZNOAUTH: return "not authorized: the node's ACL does not grant this session that permission";
-        case ZBADVERSION: return "the node's version does not match the expected version";
-        case ZNOCHILDRENFOREPHEMERALS: return "ephemeral nodes may not have children";
-        case ZNODEEXISTS: return "the znode already exists";
-        case ZNOTEMPTY: return "the znode has children";
-        case ZINVALIDACL: return "invalid ACL";
-        case ZBADARGUMENTS: return "invalid arguments";
-        case ZNOWATCHER: return "no such watch";
-        case ZTHROTTLEDOP: return "the ZooKeeper server is overloaded and throttled the request without applying it: retry";
+        case static_cast<int>(zk_errc::no_node): return "no such znode (or its parent does not exist)";
+        case static_cast<int>(zk_errc::no_auth): return "not authorized: the node's ACL does not grant this session that permission";
+        case static_cast<int>(zk_errc::bad_version): return "the node's version does not match the expected version";
+        case static_cast<int>(zk_errc::no_children_for_ephemerals): return "ephemeral nodes may not have children";
+        case static_cast<int>(zk_errc::node_exists): return "the znode already exists";
+        case static_cast<int>(zk_errc::not_empty): return "the znode has children";
+        case static_cast<int>(zk_errc::invalid_acl): return "invalid ACL";
+        case static_cast<int>(zk_errc::bad_arguments): return "invalid arguments";
+        case static_cast<int>(zk_errc::no_watcher): return "no such watch";
+        case static_cast<int>(zk_errc::throttled_op): return "the ZooKeeper server is overloaded and throttled the request without applying it: retry";
         }
-        return std::string("ZooKeeper error: ") + zerror(ev);
+        return "ZooKeeper error " + std::to_string(ev) + " (see zookeeper.h's ZOO_ERRORS)";
     }
 };
 
@@ -137,15 +132,6 @@ std::string_view to_string(session_state s) noexcept
     case session_state::closed: return "closed";
     }
     return "unknown";
-}
-
-log_sink stderr_log_sink()
-{
-    return [](log_level level, std::string_view text) {
-        static constexpr const char* names[] = {"", "error", "warning", "info", "debug"};
-        std::fprintf(stderr, "zklock %s: %.*s\n", names[static_cast<int>(level)], static_cast<int>(text.size()),
-                     text.data());
-    };
 }
 
 }  // namespace zklock

@@ -2,6 +2,8 @@
 // zklock::watch call, each handing the work to the session's shared state.
 #include "session_impl.hpp"
 
+#include <cstdio>
+
 // --- The public handles -------------------------------------------------------------------------
 namespace zklock {
 
@@ -46,6 +48,15 @@ session_stats session::stats() const noexcept { return impl_->stats; }
 bool watch::armed() const noexcept
 {
     return state_ && state_->at == detail::watch_state::phase::armed;
+}
+
+log_sink stderr_log_sink()
+{
+    return [](log_level level, std::string_view text) {
+        static constexpr const char* names[] = {"", "error", "warning", "info", "debug"};
+        std::fprintf(stderr, "zklock %s: %.*s\n", names[static_cast<int>(level)], static_cast<int>(text.size()),
+                     text.data());
+    };
 }
 
 namespace detail {

@@ -1,5 +1,4 @@
-// The sequence number ZooKeeper appends to sequential node names, and the protected names' uuids.
-// Internal, but free of I/O so the unit tests can check it without a server.
+// The sequence number ZooKeeper appends to sequential node names. Internal, and pure (the recipes' core).
 #pragma once
 
 #include <cstdint>
@@ -16,8 +15,5 @@ namespace zklock::detail {
 std::optional<std::int32_t> parse_sequence(std::string_view name) noexcept;
 
 /// (What a child means to each recipe, and who holds, is decided in src/recipes/core/schema.hpp.)
-
-/// A fresh random UUID in the 8-4-4-4-12 form Curator uses for protected names.
-std::string make_uuid();
 
 }  // namespace zklock::detail

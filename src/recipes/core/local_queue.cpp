@@ -3,7 +3,7 @@
 
 #include <zklock/error.hpp>
 
-#include <boost/asio/error.hpp>
+#include <cerrno>
 
 #include <utility>
 
@@ -365,7 +365,7 @@ local_queue::actions local_queue::teardown()
         drop_contender();
         out.push_back({.what = type::abandon_contender});
     }
-    fail_all(out, boost::asio::error::operation_aborted);
+    fail_all(out, error_code(ECANCELED, boost::system::system_category()));  // Asio's operation_aborted
     for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = type::abort_lost_waiter, .id = id});
     for (const auto& [id, none] : revoke_waiters_.take_all())
         out.push_back({.what = type::abort_revoke_waiter, .id = id});

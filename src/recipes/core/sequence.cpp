@@ -1,9 +1,7 @@
-// Sequence numbers and protected names, shared by the lock recipes.
+// Sequence numbers, shared by the lock recipes.
 #include <zklock/detail/sequence.hpp>
 
-#include <algorithm>
-#include <cstdio>
-#include <random>
+#include <cstdint>
 
 namespace zklock::detail {
 
@@ -30,19 +28,6 @@ std::optional<std::int32_t> parse_sequence(std::string_view name) noexcept
     }
     if (v > INT32_MAX) return std::nullopt;
     return static_cast<std::int32_t>(v);
-}
-
-std::string make_uuid()
-{
-    thread_local std::mt19937_64 rng{std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32)};
-    std::uint64_t hi = rng(), lo = rng();
-    hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-    lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // IETF variant
-    char buf[37];
-    std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx", static_cast<unsigned long long>(hi >> 32),
-                  static_cast<unsigned long long>((hi >> 16) & 0xffff), static_cast<unsigned long long>(hi & 0xffff),
-                  static_cast<unsigned long long>(lo >> 48), static_cast<unsigned long long>(lo & 0xffffffffffffULL));
-    return buf;
 }
 
 }  // namespace zklock::detail
