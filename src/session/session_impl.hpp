@@ -55,6 +55,9 @@ public:
     {
         std::lock_guard<std::mutex> lock(mu_);
         detached_ = true;
+        // Let go of the executor here, on the session's side: a helper thread may hold the link until
+        // after the io_context is gone, and a strand must not be destroyed after its io_context.
+        ex_ = asio::any_io_executor{};
     }
 
 private:
