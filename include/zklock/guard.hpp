@@ -158,8 +158,12 @@ public:
     /**
      * Releases the lock. Completes with success once the lock node is deleted (one round trip) or the
      * lock has passed to the next coroutine of this session; with the loss reason if it had been lost
-     * meanwhile; with `error::not_held` on an empty guard. The guard is empty afterwards either way.
-     * Signature `void(error_code)`.
+     * meanwhile; with `error::not_held` on an empty guard. The guard is empty once the operation is
+     * initiated, whatever its outcome. Signature `void(error_code)`.
+     *
+     * Nothing happens before initiation: a deferred release (the default token) that is dropped unawaited
+     * leaves the guard holding, and its destructor releases. Lifetime: as with an Asio I/O object, the
+     * guard must outlive the initiation (a deferred operation refers to it until it is awaited).
      *
      * Cancellation (any type): completes at once with `operation_aborted`; the node is deleted in the
      * background all the same (or goes with the session). Executor: completes on the handler's
@@ -168,12 +172,11 @@ public:
     template <class CompletionToken = boost::asio::deferred_t>
     auto release(CompletionToken&& token = {})
     {
-        auto q = std::move(queue_);
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto h, std::shared_ptr<detail::lock_base> qq, std::uint64_t holder) {
-                detail::async_release(std::move(qq), holder, std::move(h));
+            [](auto h, guard* self) {
+                detail::async_release(std::exchange(self->queue_, nullptr), self->holder_, std::move(h));
             },
-            token, std::move(q), holder_);
+            token, this);
     }
 
     /**
