@@ -49,7 +49,9 @@ void async_guarded_set_data(hold_ref hold, std::string path, std::string data, i
  * `release()`, `async_wait_lost()` and the destructor may be called from any thread or strand, and their
  * operations may be cancelled from the thread that owns the cancellation signal: they hop onto the
  * session's executor, and their completions run on the handler's own executor. `node()` and `token()`
- * are plain values. `lost()` reads the session's state: call it on the session's executor.
+ * are plain values. `lost()` may be polled from any thread (a plain thread holding a `use_future`
+ * guard): the recipe publishes each loss for it as it learns of it, on the session's executor. As for any
+ * object, one guard must not be used by two threads at once (e.g. moved on one while polled on another).
  */
 class guard {
 public:
@@ -85,8 +87,8 @@ public:
 
     /// Empty while the lock is held; otherwise why it was lost (`error::session_expired`,
     /// `error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_closed`,
-    /// `error::lease_expired`).
-    /// On the session's executor only (async_wait_lost is the way from elsewhere).
+    /// `error::lease_expired`). From any thread: it reads what the session's executor last published
+    /// (a loss shows here when the session has processed it; `async_wait_lost` is told at the same time).
     boost::system::error_code lost() const noexcept
     {
         return queue_ ? detail::lost_reason(queue_, holder_) : boost::system::error_code{};

@@ -5,6 +5,7 @@
 #include <zklock/guard.hpp>
 
 #include "../session/session_impl.hpp"
+#include "loss_board.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -61,6 +62,7 @@ public:
     }
 
     const std::shared_ptr<session_impl> s;
+    loss_board losses;  ///< what guard::lost() reads from any thread; the recipe keeps it as lost() says
 
 protected:
     using time_point = std::chrono::steady_clock::time_point;

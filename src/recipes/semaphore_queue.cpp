@@ -188,12 +188,14 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
     if (it == held_.end()) return;
     if (!loss_replaces(it->second.lost, why)) return;
     it->second.lost = why;
+    losses.set(holder, why);
     for (auto& [id, h] : lost_waiters_.take(holder)) s->post_completion(std::move(h), error_code{}, why);
 }
 
 void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
     stop_lease(holder);
+    losses.forget(holder);
     if (expired_.erase(holder)) {  // the lease went on when it ran out
         if (done) done->complete(*s, zklock::error::lease_expired);
         return;

@@ -1,9 +1,13 @@
 // Callers that are not on the session's executor: an io_context whose only work is an acquire on a session
-// that runs elsewhere.
+// that runs elsewhere, and plain threads polling guard::lost() while the session's thread loses the lock.
 // Run under ThreadSanitizer by scripts/test.sh.
 #define BOOST_TEST_MODULE zklock threads callers
 #include "test_util.hpp"
 
+#include <zklock/semaphore.hpp>
+
+#include <array>
+#include <atomic>
 #include <functional>
 #include <future>
 #include <optional>
@@ -45,6 +49,8 @@ private:
         });
     }
 };
+
+struct nothing {};
 
 }  // namespace
 
@@ -89,5 +95,44 @@ BOOST_AUTO_TEST_CASE(a_context_that_only_waits_for_a_grant_keeps_running_until_i
     BOOST_TEST(callback_granted);
     BOOST_TEST(coroutine_granted);
 
+    service.close();
+}
+
+// guard::lost() polled from plain threads that hold their guards through use_future, while the sessions'
+// threads lose the locks (another session deletes the nodes): every poller sees the loss, and
+// ThreadSanitizer sees no race between the polls and the recipes' state.
+BOOST_AUTO_TEST_CASE(lost_may_be_polled_from_plain_threads_while_the_lock_goes)
+{
+    const auto mutex_path = unique_path("poll-lost"), sem_path = unique_path("poll-lost-lease");
+    using locks = std::pair<mutex, zklock::semaphore>;
+    two_sessions<locks, nothing> service(
+        [&](zklock::session& s) { return locks(mutex(s, mutex_path), zklock::semaphore(s, sem_path, 2)); },
+        [](zklock::session&) { return nothing{}; });
+    auto& la = service.on_a;
+    auto held = la->first.acquire(10s, asio::use_future).get();
+    auto lease = la->second.acquire(10s, asio::use_future).get();
+
+    constexpr int pollers = 4;
+    std::atomic<int> polling{0};
+    std::array<zklock::error_code, pollers> seen;  // each written by its own poller, read after the join
+    std::vector<std::thread> threads;
+    for (int i = 0; i < pollers; ++i)
+        threads.emplace_back([&, i] {
+            const guard& g = i % 2 ? lease : held;
+            ++polling;
+            const auto until = std::chrono::steady_clock::now() + 20s;
+            while (!(seen[i] = g.lost()) && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+        });
+    while (polling.load() < pollers) std::this_thread::yield();  // all of them poll before the loss
+    on(service.strands[1], [&]() -> asio::awaitable<void> {
+        co_await service.b().async_remove(held.node(), -1, use_awaitable);
+        co_await service.b().async_remove(lease.node(), -1, use_awaitable);
+    });
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < pollers; ++i)
+        BOOST_TEST(seen[i] == zklock::error::lock_node_deleted, "poller " << i << " saw " << seen[i].message());
+
+    held = {};  // released in the background (the nodes are gone already)
+    lease = {};
     service.close();
 }
