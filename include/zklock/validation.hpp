@@ -15,6 +15,11 @@ namespace zklock {
 inline constexpr std::size_t max_path_length = 32 * 1024;
 /// The longest credential secret (a digest "user:password").
 inline constexpr std::size_t max_secret_length = 4096;
+/// The longest owner identity (session_config::owner, up to its first newline: the part written into every
+/// lock node's data, beside the recipe's own lines). A node's data and its path travel in one request,
+/// which must stay under ZooKeeper's packet size (jute.maxbuffer, 1 MiB by default) or the server drops the
+/// connection; every participants list reads the data of every node. A few KiB is plenty for a name.
+inline constexpr std::size_t max_owner_length = 4096;
 
 /// `error::invalid_path` unless ZooKeeper would accept `path`: absolute, no empty, "." or ".." part, no
 /// trailing '/', valid UTF-8 without the code points ZooKeeper refuses (U+0000 to U+001F, U+007F to
@@ -28,7 +33,7 @@ boost::system::error_code check_hosts(std::string_view hosts, std::string* why =
 
 /// The host list, then `error::invalid_config` for a session_timeout outside 1 s to 24 h (the server then
 /// negotiates it into [2, 20] ticks), a connect_timeout or loss_grace not above zero or over 24 h, or a
-/// credential with an empty scheme or a secret over max_secret_length.
+/// credential with an empty scheme or a secret over max_secret_length, or an owner over max_owner_length.
 boost::system::error_code check_config(const session_config& config, std::string* why = nullptr);
 
 }  // namespace zklock

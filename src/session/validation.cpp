@@ -101,6 +101,10 @@ error_code check_config(const session_config& c, std::string* why)
         return fail(error::invalid_config, why, "connect_timeout must be above zero and at most 24 h");
     if (c.loss_grace && (*c.loss_grace <= 0ms || *c.loss_grace > 24h))
         return fail(error::invalid_config, why, "loss_grace must be above zero and at most 24 h");
+    if (const auto written = std::string_view(c.owner).substr(0, c.owner.find('\n')); written.size() > max_owner_length)
+        return fail(error::invalid_config, why,
+                    "owner is " + std::to_string(written.size()) + " bytes; at most " +
+                        std::to_string(max_owner_length) + " are accepted (it is written into every lock node)");
     for (const auto& cred : c.credentials) {
         if (cred.scheme.empty()) return fail(error::invalid_config, why, "a credential has no scheme");
         if (cred.secret.size() > max_secret_length)

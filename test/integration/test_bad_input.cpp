@@ -148,6 +148,8 @@ std::vector<row> rows()
     config("connect_timeout 0", [](auto& c) { c.connect_timeout = 0ms; });
     config("connect_timeout negative", [](auto& c) { c.connect_timeout = -1s; });
     config("loss_grace 0", [](auto& c) { c.loss_grace = 0ms; });
+    config("2 MB owner", [](auto& c) { c.owner = std::string(2 * 1024 * 1024, 'o'); });
+    config("owner one byte over the bound", [](auto& c) { c.owner = std::string(zklock::max_owner_length + 1, 'o'); });
     config("2 MB secret", [](auto& c) { c.credentials.push_back({"digest", std::string(2 * 1024 * 1024, 'x')}); });
     config("empty scheme", [](auto& c) { c.credentials.push_back({"", "u:p"}); });
 
@@ -277,6 +279,12 @@ BOOST_AUTO_TEST_CASE(the_checks_explain_what_is_wrong)
     c.session_timeout = 1ms;
     BOOST_TEST(zklock::check_config(c, &why) == zerr::invalid_config);
     BOOST_TEST(why.find("ticks") != std::string::npos, why);
+    c = {};
+    c.owner = std::string(2 * 1024 * 1024, 'o');
+    BOOST_TEST(zklock::check_config(c, &why) == zerr::invalid_config);
+    BOOST_TEST(why.find("owner is 2097152 bytes; at most 4096") != std::string::npos, why);
+    c.owner = std::string(zklock::max_owner_length, 'o') + "\n" + std::string(100, 'x');  // the first line is written
+    BOOST_TEST(!zklock::check_config(c));
     BOOST_TEST(!zklock::check_hosts("127.0.0.1:2181,localhost:2182/app"));
     BOOST_TEST(!zklock::check_path("/locks/caf\xc3\xa9/\xe2\x82\xac"));
 }
