@@ -20,12 +20,20 @@ inline constexpr std::size_t max_secret_length = 4096;
 /// which must stay under ZooKeeper's packet size (jute.maxbuffer, 1 MiB by default) or the server drops the
 /// connection; every participants list reads the data of every node. A few KiB is plenty for a name.
 inline constexpr std::size_t max_owner_length = 4096;
+/// The longest PATH of a lock (a mutex, a read/write lock, a semaphore): the nodes the recipes make below it
+/// must be valid paths too. The longest is a semaphore's lease, "PATH/leases/_c_<uuid>-lease-<10 digits>",
+/// 64 bytes more.
+inline constexpr std::size_t max_lock_path_length = max_path_length - 64;
 
 /// `error::invalid_path` unless ZooKeeper would accept `path`: absolute, no empty, "." or ".." part, no
 /// trailing '/', valid UTF-8 without the code points ZooKeeper refuses (U+0000 to U+001F, U+007F to
 /// U+009F, U+D800 to U+F8FF, U+FFF0 to U+FFFF), at most max_path_length bytes. `why`, if given, gets the
 /// reason in words.
 boost::system::error_code check_path(std::string_view path, std::string* why = nullptr);
+
+/// check_path, then `error::invalid_path` for a path over max_lock_path_length bytes (the lock objects
+/// refuse such a path, and the session's log says why).
+boost::system::error_code check_lock_path(std::string_view path, std::string* why = nullptr);
 
 /// `error::invalid_hosts` unless `hosts` is "host:port[,host:port...][/chroot]" with ports 1 to 65535 and a
 /// valid chroot path.

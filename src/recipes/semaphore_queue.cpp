@@ -343,6 +343,7 @@ std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<sessi
                                                      std::size_t max_leases, const semaphore_options& o,
                                                      error_code& refusal)
 {
+    if (s && (refusal = lock_path_refusal(*s, path))) return nullptr;
     if (s && max_leases == 0) {
         refusal = zklock::error::invalid_lease_count;
         return nullptr;

@@ -322,5 +322,7 @@ std::mutex& c_client_mutex();
 
 /// Validates a znode path the way the server would, so a bad path fails fast and clearly.
 bool valid_path(std::string_view path, bool allow_sequential_suffix = false) noexcept;
+/// error::invalid_path (and why, in `s`'s log) for a lock path too long for the lock's own nodes below it.
+error_code lock_path_refusal(const session_impl& s, std::string_view path);
 
 }  // namespace zklock::detail

@@ -57,6 +57,17 @@ error_code check_path(std::string_view path, std::string* why)
     return {};
 }
 
+error_code check_lock_path(std::string_view path, std::string* why)
+{
+    if (auto ec = check_path(path, why)) return ec;
+    if (path.size() > max_lock_path_length)
+        return fail(error::invalid_path, why,
+                    "a lock's path is " + std::to_string(path.size()) + " bytes long; at most " +
+                        std::to_string(max_lock_path_length) + " are accepted (the lock's nodes below it must fit in " +
+                        std::to_string(max_path_length) + ")");
+    return {};
+}
+
 error_code check_hosts(std::string_view hosts, std::string* why)
 {
     const auto slash = hosts.find('/');
@@ -116,6 +127,15 @@ error_code check_config(const session_config& c, std::string* why)
 }
 
 namespace detail {
+
+error_code lock_path_refusal(const session_impl& s, std::string_view path)
+{
+    if (path.size() <= max_lock_path_length) return {};  // any other fault is the acquire's to report
+    std::string why;
+    const auto ec = check_lock_path(path, &why);
+    s.log->write(log_level::error, "zklock: refused the lock path " + std::string(path.substr(0, 40)) + "...: " + why);
+    return ec;
+}
 
 bool valid_path(std::string_view path, bool allow_sequential_suffix) noexcept
 {
