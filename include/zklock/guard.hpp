@@ -49,7 +49,9 @@ void async_guarded_set_data(hold_ref hold, std::string path, std::string data, i
  * `release()`, `async_wait_lost()` and the destructor may be called from any thread or strand, and their
  * operations may be cancelled from the thread that owns the cancellation signal: they hop onto the
  * session's executor, and their completions run on the handler's own executor. `node()` and `token()`
- * are plain values. `lost()` reads the session's state: call it on the session's executor.
+ * are plain values. `lost()` may be polled from any thread (a plain thread holding a `use_future`
+ * guard): the recipe publishes each loss for it as it learns of it, on the session's executor. As for any
+ * object, one guard must not be used by two threads at once (e.g. moved on one while polled on another).
  */
 class guard {
 public:
@@ -85,8 +87,8 @@ public:
 
     /// Empty while the lock is held; otherwise why it was lost (`error::session_expired`,
     /// `error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_closed`,
-    /// `error::lease_expired`).
-    /// On the session's executor only (async_wait_lost is the way from elsewhere).
+    /// `error::lease_expired`). From any thread: it reads what the session's executor last published
+    /// (a loss shows here when the session has processed it; `async_wait_lost` is told at the same time).
     boost::system::error_code lost() const noexcept
     {
         return queue_ ? detail::lost_reason(queue_, holder_) : boost::system::error_code{};
@@ -157,8 +159,12 @@ public:
     /**
      * Releases the lock. Completes with success once the lock node is deleted (one round trip) or the
      * lock has passed to the next coroutine of this session; with the loss reason if it had been lost
-     * meanwhile; with `error::not_held` on an empty guard. The guard is empty afterwards either way.
-     * Signature `void(error_code)`.
+     * meanwhile; with `error::not_held` on an empty guard. The guard is empty once the operation is
+     * initiated, whatever its outcome. Signature `void(error_code)`.
+     *
+     * Nothing happens before initiation: a deferred release (the default token) that is dropped unawaited
+     * leaves the guard holding, and its destructor releases. Lifetime: as with an Asio I/O object, the
+     * guard must outlive the initiation (a deferred operation refers to it until it is awaited).
      *
      * Cancellation (any type): completes at once with `operation_aborted`; the node is deleted in the
      * background all the same (or goes with the session). Executor: completes on the handler's
@@ -167,12 +173,11 @@ public:
     template <class CompletionToken = boost::asio::deferred_t>
     auto release(CompletionToken&& token = {})
     {
-        auto q = std::move(queue_);
         return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code)>(
-            [](auto h, std::shared_ptr<detail::lock_base> qq, std::uint64_t holder) {
-                detail::async_release(std::move(qq), holder, std::move(h));
+            [](auto h, guard* self) {
+                detail::async_release(std::exchange(self->queue_, nullptr), self->holder_, std::move(h));
             },
-            token, std::move(q), holder_);
+            token, this);
     }
 
     /**

@@ -54,7 +54,8 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&,
  * @par Per-operation cancellation
  * Any type (terminal, partial, total) completes the acquire at once with `operation_aborted`; a node
  * already created is deleted in the background, and a create still in flight is deleted when it
- * completes. No node and no watch is left behind.
+ * completes. No node is left behind. A watch already set on the node ahead stays on the server until
+ * that node changes or the session ends (the C client cannot remove it there).
  *
  * @par Errors
  * `error::timeout` when the deadline passed first (it covers the whole acquire, reconnects included),

@@ -15,6 +15,7 @@ struct participant {
     std::string node;  ///< full path ("/locks/x/_c_<uuid>-lock-0000000007")
     /// "mutex", "read", "write", "lease" (a semaphore's), or "waiter" (queued for a semaphore's internal lock).
     std::string role;
+    /// Holds the lock (or lease) now; false: waits for it (a "lease" that waits for room, see below).
     bool holds = false;
     /// The first line of the node's data: zklock's owner identity (session_config::owner), Curator's
     /// client address, kazoo's identifier; empty when there is none or a revocation request replaced it.
@@ -35,9 +36,12 @@ void async_participants(const std::shared_ptr<session_impl>& s, std::string path
  * The queue of the lock at `path`, whatever kind it is (a mutex, a read/write lock, a semaphore; zklock's,
  * Curator's or kazoo's nodes), in order: holders first, then waiters in the order they will get it.
  * For a read/write lock the holders are the writer at the head or the readers ahead of the first writer;
- * for a semaphore, its lease nodes (the newest one counts as waiting while its session still holds the
- * semaphore's internal lock: it is checking whether the pool has room) followed by the sessions queued
- * for that internal lock.
+ * for a semaphore, its lease nodes followed by the sessions queued for its internal lock. A semaphore's
+ * leases hold, except those of the run that holds the internal lock (Curator SemaphoreV2's protocol: a
+ * waiter holds that lock while its lease nodes, one or several for `acquire_many`, wait for room): the
+ * leases its session made after its node there. They are listed as waiting (`holds` false; `zklock
+ * break` leaves them). Curator threads that share one client and take leases at once may show a held
+ * lease as waiting.
  *
  * A snapshot: one listing and one read per node, so a node may go between the two (it is then left out).
  * An empty list when nobody holds or waits, or `path` does not exist.

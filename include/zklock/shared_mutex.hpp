@@ -22,9 +22,9 @@ void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_q
  * The recipe (Curator's): writers create `PATH/_c_<uuid>-__WRIT__N` and hold when first among readers
  * and writers, watching the node just ahead; readers create `PATH/_c_<uuid>-__READ__N` and hold when no
  * writer is ahead, watching the nearest writer ahead. Readers of one session share one read node: their
- * coroutines hold it together (at most `local_handoff_limit + 1` grants per node, so that a writer of
- * another process gets its turn); writers of one session queue locally behind one write node, as with
- * `zklock::mutex`.
+ * coroutines join it freely while no writer queues behind it, and once one does, only while the node has
+ * had at most `local_handoff_limit + 1` grants, so that the writer gets its turn; writers of one session
+ * queue locally behind one write node, as with `zklock::mutex`.
  *
  * A path that holds another kind of lock's nodes (a mutex's `-lock-`, kazoo's `__lock__`/`__rlock__`, a
  * semaphore's `locks`/`leases`) is refused with `error::schema_mismatch`: the two kinds would not

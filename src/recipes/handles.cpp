@@ -124,7 +124,7 @@ void release_detached(std::shared_ptr<lock_base> q, std::uint64_t holder) noexce
     }
 }
 
-error_code lost_reason(const std::shared_ptr<lock_base>& q, std::uint64_t holder) noexcept { return q->lost(holder); }
+error_code lost_reason(const std::shared_ptr<lock_base>& q, std::uint64_t holder) noexcept { return q->losses.read(holder); }
 
 namespace {
 /// The waits of async_wait_any_lost. They may complete on several sessions' threads: a mutex orders them.

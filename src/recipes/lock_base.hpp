@@ -7,6 +7,7 @@
 #include "core/lock_clock.hpp"
 #include "registry.hpp"
 #include "../session/session_impl.hpp"
+#include "loss_board.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -63,6 +64,7 @@ public:
     }
 
     const std::shared_ptr<session_impl> s;
+    loss_board losses;  ///< what guard::lost() reads from any thread; the recipe keeps it as lost() says
 
 protected:
     using time_point = clock_time;

@@ -45,6 +45,7 @@ void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done,
     machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
                      loss_clock_ran_out(at));
     perform(event(machine_), done, at);
+    losses.set_all(machine_.has_holders() ? machine_.lost(*machine_.holder_ids().begin()) : error_code{});
     rearm();
 }
 
@@ -81,6 +82,7 @@ guard lock_queue::enter(std::uint64_t holder)
 void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
     stop_lease(holder);
+    losses.forget(holder);
     step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done);
 }
 
@@ -340,6 +342,7 @@ void lock_queue::lease_ran_out(std::uint64_t holder)
 {
     s->log->write(log_level::warning, "zklock: a lease on " + path + " ran out; the lock was released");
     step([&](local_queue& m) { return m.on_lease_expired(holder); });
+    if (machine_.expired(holder)) losses.set(holder, zklock::error::lease_expired);
 }
 
 // The deadline shown is the latest lease among the holders when every one has a lease (readers may share

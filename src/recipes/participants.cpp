@@ -1,5 +1,7 @@
 // The participants list: one listing of the lock directory (two for a semaphore), then one pipelined read
-// per node for its owner, lease and creation time. The order and the holders come from core/schema.
+// per node for its owner, lease and creation time. The order and the holders come from core/schema, a
+// semaphore's waiting leases from core/lease_waiters.
+#include "core/lease_waiters.hpp"
 #include "core/node_data.hpp"
 #include "core/schema.hpp"
 
@@ -24,31 +26,40 @@ struct snapshot {
     std::shared_ptr<pending_op<std::vector<participant>>> op;
     std::vector<participant> nodes;
     std::vector<bool> gone;
+    std::vector<std::int64_t> czxids;
     std::size_t pending = 0;
     error_code failure;  // the first read that failed for another reason than the node's absence
-    bool semaphore = false;
-    std::int64_t internal_lock_head = 0;  // the session at the head of a semaphore's internal lock
+    std::optional<node_origin> internal_lock_head;  // a semaphore's: the run under way, if any
 
     void finish(error_code ec)
     {
+        if (!ec) mark_waiting_leases();
         std::vector<participant> out;
         if (!ec)
             for (std::size_t i = 0; i < nodes.size(); ++i)
                 if (!gone[i]) out.push_back(std::move(nodes[i]));
-        // A semaphore's newest lease whose session heads the internal lock is still being checked.
-        if (semaphore && internal_lock_head != 0)
-            for (auto it = out.rbegin(); it != out.rend(); ++it)
-                if (it->role == "lease") {
-                    if (it->session_id == internal_lock_head) it->holds = false;
-                    break;
-                }
         op->complete(ec, std::move(out));
+    }
+
+    // A semaphore's leases made by the run that holds its internal lock wait; the others hold.
+    void mark_waiting_leases()
+    {
+        std::vector<node_origin> origins;
+        std::vector<std::size_t> at;
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i].role == "lease" && !gone[i]) {
+                origins.push_back({czxids[i], nodes[i].session_id});
+                at.push_back(i);
+            }
+        const auto holding = leases_holding(origins, internal_lock_head);
+        for (std::size_t k = 0; k < at.size(); ++k) nodes[at[k]].holds = holding[k];
     }
 };
 
 void read_nodes(const std::shared_ptr<snapshot>& snap)
 {
     snap->gone.assign(snap->nodes.size(), false);
+    snap->czxids.assign(snap->nodes.size(), 0);
     snap->pending = snap->nodes.size();
     if (snap->pending == 0) return snap->finish({});
     for (std::size_t i = 0; i < snap->nodes.size(); ++i)
@@ -64,6 +75,7 @@ void read_nodes(const std::shared_ptr<snapshot>& snap)
                 if (d.lease_until_ms) p.lease_until = wall::time_point(std::chrono::milliseconds(*d.lease_until_ms));
                 p.created = wall::time_point(std::chrono::milliseconds(st.ctime_ms));
                 p.session_id = st.ephemeral_owner;
+                snap->czxids[i] = st.czxid;
             }
             if (--snap->pending == 0) snap->finish(snap->failure);
         });
@@ -97,7 +109,6 @@ void add_queue(snapshot& snap, const std::string& dir, const std::vector<std::st
 // A semaphore: its leases in sequence order, then the sessions queued for its internal lock.
 void read_semaphore(const std::shared_ptr<snapshot>& snap, const std::string& path)
 {
-    snap->semaphore = true;
     snap->s->get_children(path + "/leases", nullptr, [snap, path](error_code ec, std::vector<std::string> leases, stat) {
         if (ec && ec != zk_errc::no_node) return snap->finish(ec);
         std::sort(leases.begin(), leases.end(), [](const std::string& a, const std::string& b) {
@@ -112,10 +123,10 @@ void read_semaphore(const std::shared_ptr<snapshot>& snap, const std::string& pa
             const auto first_waiter = snap->nodes.size();
             add_queue(*snap, path + "/locks", locks, true);
             if (first_waiter == snap->nodes.size()) return read_nodes(snap);
-            // Whose session heads the internal lock: read with the others, picked out at the end.
+            // The head of the internal lock: its run's leases wait (see mark_waiting_leases).
             auto head = snap->nodes[first_waiter].node;
             snap->s->exists(head, nullptr, [snap](error_code, std::optional<stat> st) {
-                if (st) snap->internal_lock_head = st->ephemeral_owner;
+                if (st) snap->internal_lock_head = node_origin{st->czxid, st->ephemeral_owner};
                 read_nodes(snap);
             });
         });

@@ -235,12 +235,14 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
     if (it == held_.end()) return;
     if (!loss_replaces(it->second.lost, why)) return;
     it->second.lost = why;
+    losses.set(holder, why);
     for (auto& [id, h] : lost_waiters_.take(holder)) s->post_completion(std::move(h), error_code{}, why);
 }
 
 void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
     stop_lease(holder);
+    losses.forget(holder);
     if (expired_.erase(holder)) {  // the lease went on when it ran out
         if (done) done->complete(*s, zklock::error::lease_expired);
         return;
@@ -380,6 +382,7 @@ std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<sessi
                                                      std::size_t max_leases, const semaphore_options& o,
                                                      error_code& refusal)
 {
+    if (s && (refusal = lock_path_refusal(*s, path))) return nullptr;
     if (s && max_leases == 0) {
         refusal = zklock::error::invalid_lease_count;
         return nullptr;

@@ -38,8 +38,8 @@ public:
         case error::watch_not_armed: return "the watch was never armed by a read";
         case error::invalid_config:
             return "a session_config value is out of range (session_timeout 1 s to 24 h, connect_timeout above "
-                   "zero, loss_grace above zero and at most 7/12 of session_timeout, credentials of at most 4096 "
-                   "bytes; the session's log says which)";
+                   "zero, loss_grace above zero and at most 7/12 of session_timeout, credentials and owner of at "
+                   "most 4096 bytes; the session's log says which)";
         case error::unresolvable_host:
             return "cannot resolve a ZooKeeper host name of the host list: check the names and DNS";
         case error::conflicting_options:

@@ -56,7 +56,9 @@ public:
     {
         std::lock_guard<std::mutex> lock(mu_);
         detached_ = true;
-        ex_ = asio::any_io_executor();
+        // Let go of the executor here, on the session's side: a helper thread may hold the link until
+        // after the io_context is gone, and a strand must not be destroyed after its io_context.
+        ex_ = asio::any_io_executor{};
     }
 
 private:
@@ -286,7 +288,8 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
     // Posted, never inline: C callbacks call this from inside zookeeper_process, where user code must not
     // run, and cancellation handlers call it from inside their own slot, which must not be cleared there.
     // The slot is cleared on the handler's own executor: that is where its owner emits the signal (a
-    // caller's strand, often not the session's), and a slot may only be touched there.
+    // caller's strand, often not the session's), and a slot may only be touched there. Until then `h`
+    // keeps work outstanding on that executor (see handler), and lets it go there, after it ran.
     asio::post(ex, [h = std::move(h), ec, ... a = std::move(args)]() mutable {
         auto target = asio::get_associated_executor(h);
         asio::dispatch(target, [h = std::move(h), ec, ... b = std::move(a)]() mutable {
@@ -298,16 +301,15 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
 
 /// Completes `h` when there is no session to post through (an empty guard, an unarmed watch): off the
 /// caller's stack through the system executor, then onto the handler's own executor. The caller's context
-/// is kept busy (tracked work) until the hand-over, and nothing on the system thread refers to it after:
-/// asio::post(system_executor, handler) would keep a tracking executor there until after the handler has
-/// run, and a program (or test) that then destroys its io_context at once would race with its release.
+/// is kept busy by `h` itself (see handler), which moves on with it: nothing on the system thread refers
+/// to that context after the hand-over (asio::post(system_executor, handler) would keep a tracking
+/// executor there until after the handler has run, and a program (or test) that then destroys its
+/// io_context at once would race with its release).
 template <class... Args>
 void complete_without_session(handler<Args...> h, error_code ec, Args... args)
 {
-    auto work = asio::prefer(asio::get_associated_executor(h), asio::execution::outstanding_work.tracked);
-    asio::post(asio::system_executor(), [h = std::move(h), work = std::move(work), ec, ... a = std::move(args)]() mutable {
+    asio::post(asio::system_executor(), [h = std::move(h), ec, ... a = std::move(args)]() mutable {
         auto target = asio::get_associated_executor(h);
-        { auto done_with = std::move(work); }  // released before the hand-over, never after
         asio::dispatch(target, [h = std::move(h), ec, ... b = std::move(a)]() mutable {
             if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected()) slot.clear();
             std::move(h)(ec, std::move(b)...);
@@ -323,5 +325,7 @@ std::mutex& c_client_mutex();
 
 /// Validates a znode path the way the server would, so a bad path fails fast and clearly.
 bool valid_path(std::string_view path, bool allow_sequential_suffix = false) noexcept;
+/// error::invalid_path (and why, in `s`'s log) for a lock path too long for the lock's own nodes below it.
+error_code lock_path_refusal(const session_impl& s, std::string_view path);
 
 }  // namespace zklock::detail

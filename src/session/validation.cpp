@@ -58,6 +58,17 @@ error_code check_path(std::string_view path, std::string* why)
     return {};
 }
 
+error_code check_lock_path(std::string_view path, std::string* why)
+{
+    if (auto ec = check_path(path, why)) return ec;
+    if (path.size() > max_lock_path_length)
+        return fail(error::invalid_path, why,
+                    "a lock's path is " + std::to_string(path.size()) + " bytes long; at most " +
+                        std::to_string(max_lock_path_length) + " are accepted (the lock's nodes below it must fit in " +
+                        std::to_string(max_path_length) + ")");
+    return {};
+}
+
 error_code check_hosts(std::string_view hosts, std::string* why)
 {
     const auto slash = hosts.find('/');
@@ -108,6 +119,10 @@ error_code check_config(const session_config& c, std::string* why)
                         " ms, 7/12 of session_timeout " + std::to_string(c.session_timeout.count()) +
                         " ms: the session could expire before a holder is told (docs/DESIGN.md, \"Loss "
                         "timing\"); lower it, or leave it unset for half the session timeout");
+    if (const auto written = std::string_view(c.owner).substr(0, c.owner.find('\n')); written.size() > max_owner_length)
+        return fail(error::invalid_config, why,
+                    "owner is " + std::to_string(written.size()) + " bytes; at most " +
+                        std::to_string(max_owner_length) + " are accepted (it is written into every lock node)");
     for (const auto& cred : c.credentials) {
         if (cred.scheme.empty()) return fail(error::invalid_config, why, "a credential has no scheme");
         if (cred.secret.size() > max_secret_length)
@@ -119,6 +134,15 @@ error_code check_config(const session_config& c, std::string* why)
 }
 
 namespace detail {
+
+error_code lock_path_refusal(const session_impl& s, std::string_view path)
+{
+    if (path.size() <= max_lock_path_length) return {};  // any other fault is the acquire's to report
+    std::string why;
+    const auto ec = check_lock_path(path, &why);
+    s.log->write(log_level::error, "zklock: refused the lock path " + std::string(path.substr(0, 40)) + "...: " + why);
+    return ec;
+}
 
 bool valid_path(std::string_view path, bool allow_sequential_suffix) noexcept
 {

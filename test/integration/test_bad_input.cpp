@@ -3,6 +3,9 @@
 #define BOOST_TEST_MODULE zklock bad input
 #include "test_util.hpp"
 
+#include <zklock/participants.hpp>
+#include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 #include <zklock/validation.hpp>
 
 #include <cmath>
@@ -51,6 +54,28 @@ step acquire_at(std::string path)
     return [path](fixture& f) -> asio::awaitable<error_code> {
         mutex m(f.s, path);
         auto [ec, g] = co_await m.acquire(1s, tuple_awaitable);
+        co_return ec;
+    };
+}
+
+step acquire_shared_mutex_at(std::string path, bool writer)
+{
+    return [path, writer](fixture& f) -> asio::awaitable<error_code> {
+        zklock::shared_mutex rw(f.s, path);
+        if (writer) {
+            auto [ec, g] = co_await rw.acquire(1s, tuple_awaitable);
+            co_return ec;
+        }
+        auto [ec, g] = co_await rw.acquire_shared(1s, tuple_awaitable);
+        co_return ec;
+    };
+}
+
+step acquire_lease_at(std::string path)
+{
+    return [path](fixture& f) -> asio::awaitable<error_code> {
+        zklock::semaphore sem(f.s, path, 2);
+        auto [ec, g] = co_await sem.acquire(1s, tuple_awaitable);
         co_return ec;
     };
 }
@@ -122,6 +147,21 @@ std::vector<row> rows()
     path("truncated", "/locks/a\xe2\x82");
     path("40 KB", "/locks/" + std::string(40 * 1024, 'x'));
     path("2 MB", "/locks/" + std::string(2 * 1024 * 1024, 'x'));
+    // Valid paths of `size` bytes in the test's directory, with no room for each kind's nodes below them.
+    for (const std::size_t size : {zklock::max_lock_path_length + 1, std::size_t{32'724}, zklock::max_path_length}) {
+        using make_step = std::function<step(std::string)>;
+        for (const auto& [kind, make] : std::vector<std::pair<std::string, make_step>>{
+                 {"mutex", acquire_at},
+                 {"reader", [](std::string p) { return acquire_shared_mutex_at(std::move(p), false); }},
+                 {"writer", [](std::string p) { return acquire_shared_mutex_at(std::move(p), true); }},
+                 {"lease", acquire_lease_at}})
+            r.push_back({kind + " on a path of " + std::to_string(size) + " bytes",
+                         [size, make](fixture& f) -> asio::awaitable<error_code> {
+                             const auto acquire = make(f.root + "/" + std::string(size - f.root.size() - 1, 'p'));
+                             co_return co_await acquire(f);  // `acquire` outlives its coroutine here
+                         },
+                         zerr::invalid_path});
+    }
 
     auto no_deadline = [&](std::string name, step s) { r.push_back({"timeout " + name, std::move(s), {}, 2s}); };
     no_deadline("seconds::max", waits_on_held(std::chrono::seconds::max()));
@@ -148,6 +188,8 @@ std::vector<row> rows()
     config("connect_timeout 0", [](auto& c) { c.connect_timeout = 0ms; });
     config("connect_timeout negative", [](auto& c) { c.connect_timeout = -1s; });
     config("loss_grace 0", [](auto& c) { c.loss_grace = 0ms; });
+    config("2 MB owner", [](auto& c) { c.owner = std::string(2 * 1024 * 1024, 'o'); });
+    config("owner one byte over the bound", [](auto& c) { c.owner = std::string(zklock::max_owner_length + 1, 'o'); });
     config("2 MB secret", [](auto& c) { c.credentials.push_back({"digest", std::string(2 * 1024 * 1024, 'x')}); });
     config("empty scheme", [](auto& c) { c.credentials.push_back({"", "u:p"}); });
 
@@ -277,6 +319,55 @@ BOOST_AUTO_TEST_CASE(the_checks_explain_what_is_wrong)
     c.session_timeout = 1ms;
     BOOST_TEST(zklock::check_config(c, &why) == zerr::invalid_config);
     BOOST_TEST(why.find("ticks") != std::string::npos, why);
+    c = {};
+    c.owner = std::string(2 * 1024 * 1024, 'o');
+    BOOST_TEST(zklock::check_config(c, &why) == zerr::invalid_config);
+    BOOST_TEST(why.find("owner is 2097152 bytes; at most 4096") != std::string::npos, why);
+    c.owner = std::string(zklock::max_owner_length, 'o') + "\n" + std::string(100, 'x');  // the first line is written
+    BOOST_TEST(!zklock::check_config(c));
+    BOOST_TEST(zklock::check_lock_path("/" + std::string(32'723, 'p'), &why) == zerr::invalid_path);
+    BOOST_TEST(why.find("32724 bytes long; at most 32704") != std::string::npos, why);
+    BOOST_TEST(!zklock::check_lock_path("/" + std::string(32'703, 'p')));
+    BOOST_TEST(zklock::check_lock_path("relative") == zerr::invalid_path);
     BOOST_TEST(!zklock::check_hosts("127.0.0.1:2181,localhost:2182/app"));
     BOOST_TEST(!zklock::check_path("/locks/caf\xc3\xa9/\xe2\x82\xac"));
+}
+
+// At max_lock_path_length every kind takes its lock (the bound is the room its longest node name needs, a
+// semaphore's lease, and no more), and an owner of max_owner_length fits in the nodes' data and reads back.
+BOOST_AUTO_TEST_CASE(a_lock_path_at_the_bound_and_the_longest_owner_work_for_every_kind)
+{
+    asio::io_context ioc;
+    auto cfg = config_for(shared_server().connect_string());
+    cfg.owner = std::string(zklock::max_owner_length, 'o');
+    session s(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto dir = unique_path("lock-path-bound");
+        auto at_bound = [&](char fill) { return dir + "/" + std::string(zklock::max_lock_path_length - dir.size() - 1, fill); };
+        const auto mutex_path = at_bound('m'), rw_path = at_bound('r'), sem_path = at_bound('s');
+
+        mutex m(s, mutex_path);
+        auto g = co_await m.acquire(5s, zklock::lease(60s), use_awaitable);
+        auto [pec, list] = co_await zklock::async_participants(s, mutex_path, tuple_awaitable);
+        BOOST_TEST(!pec, pec.message());
+        BOOST_TEST_REQUIRE(list.size() == 1u);
+        BOOST_TEST((list[0].owner == cfg.owner), "the owner did not read back whole");
+        co_await g.release(use_awaitable);
+
+        zklock::shared_mutex rw(s, rw_path);
+        auto w = co_await rw.acquire(5s, use_awaitable);
+        co_await w.release(use_awaitable);
+        auto r = co_await rw.acquire_shared(5s, use_awaitable);
+        co_await r.release(use_awaitable);
+
+        zklock::semaphore sem(s, sem_path, 2);
+        auto leases = co_await sem.acquire_many(2, 5s, use_awaitable);
+        BOOST_TEST_REQUIRE(leases.size() == 2u);
+        BOOST_TEST(leases[0].node().size() == zklock::max_path_length);  // the longest name there is, exactly
+        for (auto& l : leases) co_await l.release(use_awaitable);
+        const std::vector<std::string> dirs{mutex_path, rw_path, sem_path + "/leases", sem_path + "/locks"};
+        for (const auto& d : dirs) BOOST_TEST((co_await children(s, d)).empty());
+        co_await s.async_close(use_awaitable);
+    });
 }

@@ -7,6 +7,7 @@
 #include "interop_util.hpp"
 #include "process_util.hpp"
 
+#include <zklock/participants.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
 
@@ -418,9 +419,18 @@ BOOST_AUTO_TEST_CASE(zklock_holds_both_leases_and_a_curator_waiter_gets_one)
         auto waiter = curator::sem(path, 2, "hold");
         BOOST_TEST(co_await sem_nodes_become(ss[0], path, 3, false));  // Curator waits with its lease node
         BOOST_TEST(!waiter->holds_now());
+        // The participants list tells the waiting lease from the held ones (and `zklock break` leaves it).
+        auto [pec, list] = co_await zklock::async_participants(ss[0], path, tuple_awaitable);
+        BOOST_TEST_REQUIRE(list.size() == 4u);  // three leases, and Curator's node in the internal lock
+        BOOST_TEST((list[0].node == both[0].node() && list[0].holds && list[1].node == both[1].node() && list[1].holds));
+        BOOST_TEST((list[2].role == "lease" && !list[2].holds), "Curator's waiting lease is listed as holding");
+        BOOST_TEST((list[3].role == "waiter" && list[3].session_id == list[2].session_id));
         co_await both[0].release(use_awaitable);
         BOOST_REQUIRE_MESSAGE(co_await waiter->holds(), "Curator never got the lease zklock released");
         BOOST_TEST(co_await sem_nodes_become(ss[0], path, 2));
+        std::tie(pec, list) = co_await zklock::async_participants(ss[0], path, tuple_awaitable);
+        BOOST_TEST_REQUIRE(list.size() == 2u);
+        BOOST_TEST((list[0].holds && list[1].holds), "Curator's lease, granted, is listed as waiting");
         // Full again (Curator + zklock): a zklock try fails.
         auto [ec, none] = co_await a.try_acquire(tuple_awaitable);
         BOOST_TEST(ec == zklock::error::timeout, "a third holder in a semaphore of two (zklock)");

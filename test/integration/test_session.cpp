@@ -1,34 +1,12 @@
-// The session and its typed operations, against a real ZooKeeper started by the test itself.
+// The session and its typed operations, against a real ZooKeeper started by the test itself. How
+// operations complete (cancelled, failed by a close, ten thousand at once): test_session_completions.cpp.
 #define BOOST_TEST_MODULE zklock session
-#include "test_util.hpp"
-
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include "session_util.hpp"
 
 using namespace test;
-using namespace boost::asio::experimental::awaitable_operators;
 using zklock::create_mode;
 using zklock::session;
 using zklock::zk_errc;
-
-namespace {
-
-asio::awaitable<void> connect(session& s)
-{
-    auto [ec] = co_await s.async_connect(tuple_awaitable);
-    BOOST_REQUIRE_MESSAGE(!ec, "connect: " << ec.message());
-}
-
-asio::awaitable<void> make_parent(session& s, const std::string& path)
-{
-    auto [ec, p, st] = co_await s.async_create(path, "", create_mode::persistent, tuple_awaitable);
-    if (ec == zk_errc::no_node) {
-        co_await make_parent(s, path.substr(0, path.rfind('/')));
-        std::tie(ec, p, st) = co_await s.async_create(path, "", create_mode::persistent, tuple_awaitable);
-    }
-    BOOST_REQUIRE(!ec || ec == zk_errc::node_exists);
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(session_basics)
 
@@ -199,93 +177,6 @@ BOOST_AUTO_TEST_CASE(watches_fire_once_and_leave_nothing_on_the_server)
         auto [nec, nev] = co_await never.async_wait(tuple_awaitable);
         BOOST_TEST(nec == zklock::error::watch_not_armed);
     });
-}
-
-BOOST_AUTO_TEST_CASE(a_cancelled_operation_completes_at_once)
-{
-    asio::io_context ioc;
-    session s(ioc, config_for(shared_server().connect_string()));
-    run(ioc, [&]() -> asio::awaitable<void> {
-        co_await connect(s);
-        // With a cancellation signal.
-        asio::cancellation_signal sig;
-        auto op = s.async_get_children("/", asio::bind_cancellation_slot(sig.slot(), tuple_awaitable));
-        asio::post(co_await asio::this_coro::executor, [&] { sig.emit(asio::cancellation_type::terminal); });
-        auto [ec, names, st] = co_await std::move(op);
-        BOOST_TEST((ec == asio::error::operation_aborted || !ec));  // the answer may win the race
-
-        // With ||: the watch wait loses to a timer, is cancelled, and the watch stays usable.
-        const auto base = unique_path("cancel");
-        co_await make_parent(s, base);
-        zklock::watch w;
-        co_await s.async_get_data(base, w, use_awaitable);
-        asio::steady_timer t(co_await asio::this_coro::executor, 50ms);
-        auto r = co_await (w.async_wait(use_awaitable) || t.async_wait(use_awaitable));
-        BOOST_TEST(r.index() == 1u);
-        BOOST_TEST(w.armed());
-        co_await s.async_set_data(base, "x", -1, use_awaitable);
-        auto [wec, ev] = co_await w.async_wait(tuple_awaitable);
-        BOOST_TEST(!wec);
-    });
-}
-
-BOOST_AUTO_TEST_CASE(closing_fails_every_pending_operation_clearly)
-{
-    asio::io_context ioc;
-    session s(ioc, config_for(shared_server().connect_string()));
-    run(ioc, [&]() -> asio::awaitable<void> {
-        co_await connect(s);
-        int closed = 0, answered = 0, other = 0;
-        for (int i = 0; i < 100; ++i)
-            s.async_exists("/", [&](error_code ec, std::optional<zklock::stat>) {
-                if (ec == zklock::error::session_closed) ++closed;
-                else if (!ec) ++answered;
-                else ++other;
-            });
-        s.close();
-        co_await s.async_close(use_awaitable);
-        co_await pause(10ms);  // the completions are posted
-        BOOST_TEST(closed + answered == 100);
-        BOOST_TEST(closed > 0);
-        BOOST_TEST(other == 0);
-        auto [ec, d, st] = co_await s.async_get_data("/", tuple_awaitable);
-        BOOST_TEST(ec == zklock::error::session_closed);
-        BOOST_TEST(ec.message().find("closed") != std::string::npos);
-    });
-}
-
-BOOST_AUTO_TEST_CASE(ten_thousand_operations_in_flight_need_no_thread)
-{
-    asio::io_context ioc;
-    session s(ioc, config_for(shared_server().connect_string()));
-    run(ioc, [&]() -> asio::awaitable<void> {
-        co_await connect(s);
-        const auto base = unique_path("flood");
-        co_await make_parent(s, base);
-        const int threads_before = thread_count();
-        int done = 0, failed = 0, max_threads = 0;
-        // 100 coroutines, each with 100 requests in flight at once.
-        for (int c = 0; c < 100; ++c)
-            asio::co_spawn(
-                ioc,
-                [&, c]() -> asio::awaitable<void> {
-                    for (int i = 0; i < 100; ++i)
-                        s.async_create(base + "/n-" + std::to_string(c) + "-" + std::to_string(i), "",
-                                       create_mode::ephemeral, [&](error_code ec, std::string, zklock::stat) {
-                                           ++done;
-                                           if (ec) ++failed;
-                                           max_threads = std::max(max_threads, thread_count());
-                                       });
-                    co_return;
-                },
-                asio::detached);
-        bool all = co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 10000; }, 60s);
-        BOOST_TEST(all, done << " of 10000 completed");
-        BOOST_TEST(failed == 0);
-        BOOST_TEST(max_threads <= threads_before, "threads grew from " << threads_before << " to " << max_threads);
-        auto names = co_await children(s, base);
-        BOOST_TEST(names.size() == 10000u);
-    }, 120s);
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_clearly_and_creates_nothing)

@@ -240,6 +240,13 @@ BOOST_AUTO_TEST_CASE(timeouts_and_cancellation_leave_no_node)
         auto w = co_await a.acquire(5s, use_awaitable);
         auto [ec, r] = co_await b.acquire_shared(150ms, tuple_awaitable);
         BOOST_TEST(ec == zklock::error::timeout);
+        // Its node goes in the background (b deletes it once its create is answered): seen gone first, so
+        // that the counts below are of the cancelled reader's node, not of this one. After a round trip of
+        // b's, its answers to the timed-out acquire are in (one session's answers come in order).
+        co_await ss[1].async_exists(path, use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path)).size() == 1;
+        }));
         asio::cancellation_signal sig;
         zklock::error_code cec;
         asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
@@ -254,7 +261,7 @@ BOOST_AUTO_TEST_CASE(timeouts_and_cancellation_leave_no_node)
             co_return (co_await children(ss[0], path)).size() == 1;
         }));
         BOOST_TEST(cec == asio::error::operation_aborted);
-        co_await w.release(use_awaitable);
+        co_await w.release(use_awaitable);  // completes once ZooKeeper has deleted the node
         BOOST_TEST((co_await children(ss[0], path)).empty());
     });
 }

@@ -118,6 +118,11 @@ BOOST_AUTO_TEST_CASE(bad_input_gives_named_exit_codes)
         {cmd("/a\xc2\x80"), usage, "invalid PATH '/a\\xc2\\x80'"},      // U+0080, a C1 control
         {cmd("/a\xed\xa0\x80"), usage, "invalid PATH '/a\\xed\\xa0\\x80'"},  // a UTF-16 surrogate
         {cmd("/" + std::string(40 * 1024, 'a')), usage, "40961 bytes"},
+        // Valid paths with no room for the lock's own nodes below them: refused before anything is sent.
+        {cmd("/" + std::string(32'723, 'a')), usage, "a lock's path is 32724 bytes long; at most 32704"},
+        {cmd("/" + std::string(32'767, 'a'), {"--read"}), usage, "32768 bytes long; at most 32704"},
+        {cmd("/" + std::string(32'704, 'a'), {"--limit", "2"}), usage, "32705 bytes long; at most 32704"},
+        {{"--hosts", h, "ls", "/" + std::string(32'723, 'a')}, 0, ""},  // nothing there; ls only reads
         // --timeout and --kill-after.
         {cmd("/x", {"--timeout", "-1"}), usage, "invalid --timeout '-1'"},
         {cmd("/x", {"--timeout", "abc"}), usage, "invalid --timeout 'abc'"},
@@ -184,8 +189,10 @@ BOOST_AUTO_TEST_CASE(bad_input_gives_named_exit_codes)
             BOOST_TEST(text.size() < 1000u);
         }
     }
-    // Nothing was left behind by those that connected.
+    // Nothing was left behind by those that connected, nor made for the paths too long for a lock.
     BOOST_TEST(children(hosts(), held) == std::vector<std::string>{basename_of(other.node())});
+    for (const std::size_t size : {32'723u, 32'767u, 32'704u})
+        BOOST_TEST(!get_data(hosts(), "/" + std::string(size, 'a')), size + 1 << " bytes: a lock directory was made");
 }
 
 namespace {

@@ -1,10 +1,16 @@
 // The `zklock` command's lease and the operators' actions: --lease stops COMMAND and exits 70 saying
 // "lease expired"; `zklock ls` lists a holder and two waiters with their owners and the lease left;
 // `zklock revoke` writes Curator's request into the holder's node; `zklock break` deletes it, and the
-// holder's loss signal stops its COMMAND. Runs the built binary against a ZooKeeper of its own, on loopback.
+// holder's loss signal stops its COMMAND, but leaves a semaphore waiter's leases. Runs the built binary
+// against a ZooKeeper of its own, on loopback.
 #define BOOST_TEST_MODULE zklock_cli_admin_tests
 #include "cli_util.hpp"
 
+#include <zklock/semaphore.hpp>
+
+#include <boost/asio/detached.hpp>
+
+#include <atomic>
 #include <sstream>
 
 #include <unistd.h>
@@ -145,6 +151,63 @@ BOOST_AUTO_TEST_CASE(revoke_asks_the_holder_and_break_removes_it)
     BOOST_TEST(r.code == 1);
     BOOST_TEST(r.err.find("nobody holds") != std::string::npos, r.err);
     BOOST_TEST(zklock_action("revoke", path, dir).code == 1);
+}
+
+// A semaphore of 2 leases, one held by a zklock command, and this process waiting for both (acquire_many):
+// its two lease nodes wait for room. `ls` lists them as waiting, `break` removes the holder's lease only,
+// and the waiter is then granted the two nodes it made.
+BOOST_AUTO_TEST_CASE(break_leaves_the_leases_of_an_acquire_many_waiter)
+{
+    temp_dir dir;
+    const auto path = unique("break-many");
+    cli_holder held(path, dir, {"--limit", "2"});
+    const auto node = held.node();
+
+    asio::io_context ioc;
+    zklock::session_config cfg;
+    cfg.hosts = hosts();
+    zklock::session s(ioc, cfg);
+    std::optional<zklock::semaphore> sem;
+    std::vector<std::string> granted;  // written on ioc's thread, read after `done`
+    std::atomic<bool> done{false};
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+        if (auto [ec] = co_await s.async_connect(asio::as_tuple(asio::use_awaitable)); !ec) {
+            sem.emplace(s, path, 2);
+            auto [aec, leases] = co_await sem->acquire_many(2, 60s, asio::as_tuple(asio::use_awaitable));
+            for (auto& l : leases) granted.push_back(l.node());
+            for (auto& l : leases) co_await l.release(asio::as_tuple(asio::use_awaitable));
+            sem.reset();
+        }
+        done = true;
+        co_await s.async_close(asio::as_tuple(asio::use_awaitable));
+    }, asio::detached);
+    std::thread waiter([&] { ioc.run(); });
+
+    BOOST_TEST(eventually([&] { return children(hosts(), path + "/leases").size() == 3; }));
+    const auto ls = zklock_action("ls", path, dir);
+    BOOST_TEST(ls.code == 0, ls.err);
+    const auto l = lines_of(ls.out);
+    std::vector<std::string> waiting;
+    if (l.size() == 5u) {
+        BOOST_TEST(l[1].find("lease   HOLDS  " + node + "  ") == 0u, l[1]);
+        for (const std::size_t i : {2u, 3u}) {
+            BOOST_TEST(l[i].find("lease   WAITS  " + path + "/leases/") == 0u, l[i]);
+            waiting.push_back(l[i].substr(15, l[i].find("  ", 15) - 15));
+        }
+        BOOST_TEST(l[4].find("waiter  WAITS  " + path + "/locks/") == 0u, l[4]);
+    } else {
+        BOOST_TEST(l.size() == 5u, ls.out);
+    }
+
+    const auto r = zklock_action("break", path, dir);
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(r.out.find("removed: " + node) == 0u, r.out);
+    BOOST_TEST(lines_of(r.out).size() == 1u, r.out);  // the holder's lease, and nothing of the waiter's
+    BOOST_TEST(held.proc->wait_for(20s).value_or(-1) == 70);
+    BOOST_TEST(eventually([&] { return done.load(); }));
+    if (!done) asio::post(ioc, [&] { s.close(); });
+    waiter.join();
+    BOOST_TEST(granted == waiting);
 }
 
 BOOST_AUTO_TEST_CASE(bad_actions_and_leases_are_usage_errors)

@@ -41,7 +41,8 @@ Curator and other zklock programs exclude one another on the same PATH. With
 A PATH holding another kind of lock's nodes is refused (exit 70): the kinds would not
 exclude one another.
 PATH is a ZooKeeper path other than "/": absolute, no trailing slash, no empty, '.' or '..'
-part, valid UTF-8 without control characters, at most 32 KiB.
+part, valid UTF-8 without control characters, at most 32,704 bytes to take a lock (its nodes
+go below it and must fit in ZooKeeper's 32 KiB) and 32 KiB for ls, revoke and break.
 
 Options:
   --hosts HOSTS      ZooKeeper servers, "host:port[,host:port...][/chroot]", ports 1 to 65535.
@@ -313,7 +314,9 @@ std::optional<int> parse(int argc, char** argv, options& o)
         if (shell) return usage_error("-c cannot be combined with '" + std::string(verb) + "'");
     }
     o.path = argv[i++];
-    if (std::string why; zklock::check_path(o.path, &why))
+    // A lock's nodes go below PATH, so PATH itself has less room; the operators' actions only read it.
+    const bool locks = o.what == action::lock;
+    if (std::string why; locks ? zklock::check_lock_path(o.path, &why) : zklock::check_path(o.path, &why))
         return usage_error("invalid PATH '" + shown(o.path) + "': " + why);
     if (o.path == "/") return usage_error("invalid PATH '/': the lock needs a node of its own below the root");
     if (shell) {

@@ -1,8 +1,11 @@
 // A type-erased completion handler whose move assignment works.
 #pragma once
 
+#include <boost/asio/any_completion_executor.hpp>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <utility>
@@ -14,6 +17,10 @@ namespace zklock::detail {
  * works: Boost 1.81's move assignment constructs from the lvalue `other`, which wraps the handler in
  * itself until the stack overflows (fixed in Boost 1.82). Containers move-assign their elements, so every
  * stored handler is one of these.
+ *
+ * It also keeps work outstanding on the handler's associated executor until it is destroyed (after it
+ * ran, on that executor), as an Asio operation does from initiation to completion: a caller's
+ * io_context whose only work is a pending zklock operation must not run out of work and return.
  */
 template <class... Args>
 class handler : public boost::asio::any_completion_handler<void(boost::system::error_code, Args...)> {
@@ -21,22 +28,33 @@ public:
     using base = boost::asio::any_completion_handler<void(boost::system::error_code, Args...)>;
 
     handler() = default;
-    handler(base&& b) noexcept : base(std::move(b)) {}
+    handler(base&& b) : base(std::move(b)) { track_work(); }
     template <class H>
         requires(!std::is_base_of_v<base, std::decay_t<H>>)
     handler(H&& h) : base(std::forward<H>(h))
     {
+        track_work();
     }
-    handler(handler&& other) noexcept : base(static_cast<base&&>(other)) {}
+    handler(handler&& other) noexcept : base(static_cast<base&&>(other)), work_(std::move(other.work_)) {}
     handler& operator=(handler&& other) noexcept
     {
         base moved(static_cast<base&&>(other));
         this->swap(moved);
+        work_ = std::move(other.work_);
         return *this;
     }
     handler(const handler&) = delete;
     handler& operator=(const handler&) = delete;
     ~handler() = default;
+
+private:
+    void track_work()
+    {
+        if (*this)
+            work_ = boost::asio::prefer(boost::asio::get_associated_executor(static_cast<const base&>(*this)),
+                                        boost::asio::execution::outstanding_work.tracked);
+    }
+    boost::asio::any_completion_executor work_;
 };
 
 }  // namespace zklock::detail

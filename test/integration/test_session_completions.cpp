@@ -1,0 +1,118 @@
+// How the session's operations complete, against a real ZooKeeper started by the test itself: cancelled
+// (by a signal, with its answer held back so the outcome is known, and by ||), failed by a close, and ten
+// thousand in flight at once without a thread.
+#define BOOST_TEST_MODULE zklock session completions
+#include "session_util.hpp"
+
+#include <zklock/testing/faults.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <optional>
+
+using namespace test;
+using namespace boost::asio::experimental::awaitable_operators;
+using zklock::create_mode;
+using zklock::session;
+
+BOOST_AUTO_TEST_SUITE(session_completions)
+
+BOOST_AUTO_TEST_CASE(a_cancelled_operation_completes_at_once)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        // With a cancellation signal, emitted once the request has left. Its answer is lost on the way (the
+        // connection drops), so nothing but the cancellation can complete it before the session notices.
+        asio::cancellation_signal sig;
+        std::optional<error_code> got;
+        zklock::testing::lose_next_answer(s, "get_children");
+        s.async_get_children("/", asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, std::vector<std::string>, zklock::stat) {
+            got = ec;
+        }));
+        sig.emit(asio::cancellation_type::terminal);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return got.has_value(); }));
+        BOOST_TEST((got == error_code(asio::error::operation_aborted)), "completed with " << got.value_or(error_code{}).message());
+        // The session reconnects by itself and goes on.
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            auto [eec, st] = co_await s.async_exists("/", tuple_awaitable);
+            co_return !eec;
+        }));
+
+        // With ||: the watch wait loses to a timer, is cancelled, and the watch stays usable.
+        const auto base = unique_path("cancel");
+        co_await make_parent(s, base);
+        zklock::watch w;
+        co_await s.async_get_data(base, w, use_awaitable);
+        asio::steady_timer t(co_await asio::this_coro::executor, 50ms);
+        auto r = co_await (w.async_wait(use_awaitable) || t.async_wait(use_awaitable));
+        BOOST_TEST(r.index() == 1u);
+        BOOST_TEST(w.armed());
+        co_await s.async_set_data(base, "x", -1, use_awaitable);
+        auto [wec, ev] = co_await w.async_wait(tuple_awaitable);
+        BOOST_TEST(!wec);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(closing_fails_every_pending_operation_clearly)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        int closed = 0, answered = 0, other = 0;
+        for (int i = 0; i < 100; ++i)
+            s.async_exists("/", [&](error_code ec, std::optional<zklock::stat>) {
+                if (ec == zklock::error::session_closed) ++closed;
+                else if (!ec) ++answered;
+                else ++other;
+            });
+        s.close();
+        co_await s.async_close(use_awaitable);
+        // Every one completes (posted, each on its own), and each with its answer or session_closed.
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return closed + answered + other == 100; }));
+        BOOST_TEST(closed + answered == 100);
+        BOOST_TEST(closed > 0);
+        BOOST_TEST(other == 0);
+        auto [ec, d, st] = co_await s.async_get_data("/", tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::session_closed);
+        BOOST_TEST(ec.message().find("closed") != std::string::npos);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(ten_thousand_operations_in_flight_need_no_thread)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("flood");
+        co_await make_parent(s, base);
+        const int threads_before = thread_count();
+        int done = 0, failed = 0, max_threads = 0;
+        // 100 coroutines, each with 100 requests in flight at once.
+        for (int c = 0; c < 100; ++c)
+            asio::co_spawn(
+                ioc,
+                [&, c]() -> asio::awaitable<void> {
+                    for (int i = 0; i < 100; ++i)
+                        s.async_create(base + "/n-" + std::to_string(c) + "-" + std::to_string(i), "",
+                                       create_mode::ephemeral, [&](error_code ec, std::string, zklock::stat) {
+                                           ++done;
+                                           if (ec) ++failed;
+                                           max_threads = std::max(max_threads, thread_count());
+                                       });
+                    co_return;
+                },
+                asio::detached);
+        bool all = co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 10000; }, 60s);
+        BOOST_TEST(all, done << " of 10000 completed");
+        BOOST_TEST(failed == 0);
+        BOOST_TEST(max_threads <= threads_before, "threads grew from " << threads_before << " to " << max_threads);
+        auto names = co_await children(s, base);
+        BOOST_TEST(names.size() == 10000u);
+    }, 120s);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,138 @@
+// Callers that are not on the session's executor: an io_context whose only work is an acquire on a session
+// that runs elsewhere, and plain threads polling guard::lost() while the session's thread loses the lock.
+// Run under ThreadSanitizer by scripts/test.sh.
+#define BOOST_TEST_MODULE zklock threads callers
+#include "test_util.hpp"
+
+#include <zklock/semaphore.hpp>
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <future>
+#include <optional>
+#include <thread>
+
+using namespace test;
+using zklock::guard;
+using zklock::mutex;
+
+namespace {
+
+/// Two sessions on strands of their own (threaded_sessions), and what the test made on each strand.
+template <class OnA, class OnB>
+struct two_sessions : threaded_sessions {
+    std::optional<OnA> on_a;
+    std::optional<OnB> on_b;
+    two_sessions(std::function<OnA(zklock::session&)> make_a, std::function<OnB(zklock::session&)> make_b)
+        : threaded_sessions(2)
+    {
+        on(strands[0], [&]() -> asio::awaitable<void> { on_a.emplace(make_a(*all[0])); co_return; });
+        on(strands[1], [&]() -> asio::awaitable<void> { on_b.emplace(make_b(*all[1])); co_return; });
+    }
+    zklock::session& b() { return *all[1]; }
+    /// Drops what was made on each strand, and closes its session there.
+    void close()
+    {
+        close_on(strands[0], all[0], on_a);
+        close_on(strands[1], all[1], on_b);
+    }
+
+private:
+    template <class Made>
+    void close_on(asio::strand<asio::io_context::executor_type> strand, std::unique_ptr<zklock::session>& s, Made& made)
+    {
+        on(strand, [&]() -> asio::awaitable<void> {
+            made.reset();
+            co_await s->async_close(use_awaitable);
+            s.reset();
+        });
+    }
+};
+
+struct nothing {};
+
+}  // namespace
+
+// An io_context that has nothing to do but wait for a grant must not run out of work (and return from
+// run()) while the acquire is pending: the completion tracks work on the handler's executor, as Asio's
+// own operations do. Checked for a plain callback bound to that context and for a coroutine there.
+BOOST_AUTO_TEST_CASE(a_context_that_only_waits_for_a_grant_keeps_running_until_it)
+{
+    // Two locks, so that the coroutine's grant never waits for the callback's.
+    const auto one = unique_path("other-context"), two = unique_path("other-context");
+    using mutexes = std::pair<mutex, mutex>;
+    two_sessions<mutexes, mutexes> service([&](zklock::session& s) { return mutexes(mutex(s, one), mutex(s, two)); },
+                                           [&](zklock::session& s) { return mutexes(mutex(s, one), mutex(s, two)); });
+    auto& ma = service.on_a;
+    auto& mb = service.on_b;
+    auto held_one = ma->first.acquire(10s, asio::use_future).get();
+    auto held_two = ma->second.acquire(10s, asio::use_future).get();
+
+    // Each context's own thread writes its flag; it is read after the join.
+    asio::io_context callback_ctx, coroutine_ctx;
+    bool callback_granted = false, coroutine_granted = false;
+    mb->first.acquire(30s, asio::bind_executor(callback_ctx, [&](zklock::error_code ec, guard g) {
+        callback_granted = !ec && g.owns_lock();  // released in the background as g goes
+    }));
+    asio::co_spawn(coroutine_ctx, [&]() -> asio::awaitable<void> {
+        auto [ec, g] = co_await mb->second.acquire(30s, tuple_awaitable);
+        coroutine_granted = !ec && g.owns_lock();
+        if (g) co_await g.release(tuple_awaitable);
+    }, asio::detached);
+    // Nothing is ready in either context: run() would return now if nothing tracked the pending acquires.
+    callback_ctx.poll();
+    coroutine_ctx.poll();
+    BOOST_TEST(!callback_ctx.stopped(), "the callback's context ran out of work while its acquire was pending");
+    BOOST_TEST(!coroutine_ctx.stopped(), "the coroutine's context ran out of work while its acquire was pending");
+
+    std::thread callback_thread([&] { callback_ctx.run(); });
+    std::thread coroutine_thread([&] { coroutine_ctx.run(); });
+    held_one.release(asio::use_future).get();
+    held_two.release(asio::use_future).get();
+    callback_thread.join();  // each run() returns once its grant has completed (or at once, when broken)
+    coroutine_thread.join();
+    BOOST_TEST(callback_granted);
+    BOOST_TEST(coroutine_granted);
+
+    service.close();
+}
+
+// guard::lost() polled from plain threads that hold their guards through use_future, while the sessions'
+// threads lose the locks (another session deletes the nodes): every poller sees the loss, and
+// ThreadSanitizer sees no race between the polls and the recipes' state.
+BOOST_AUTO_TEST_CASE(lost_may_be_polled_from_plain_threads_while_the_lock_goes)
+{
+    const auto mutex_path = unique_path("poll-lost"), sem_path = unique_path("poll-lost-lease");
+    using locks = std::pair<mutex, zklock::semaphore>;
+    two_sessions<locks, nothing> service(
+        [&](zklock::session& s) { return locks(mutex(s, mutex_path), zklock::semaphore(s, sem_path, 2)); },
+        [](zklock::session&) { return nothing{}; });
+    auto& la = service.on_a;
+    auto held = la->first.acquire(10s, asio::use_future).get();
+    auto lease = la->second.acquire(10s, asio::use_future).get();
+
+    constexpr int pollers = 4;
+    std::atomic<int> polling{0};
+    std::array<zklock::error_code, pollers> seen;  // each written by its own poller, read after the join
+    std::vector<std::thread> threads;
+    for (int i = 0; i < pollers; ++i)
+        threads.emplace_back([&, i] {
+            const guard& g = i % 2 ? lease : held;
+            ++polling;
+            const auto until = std::chrono::steady_clock::now() + 20s;
+            while (!(seen[i] = g.lost()) && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+        });
+    while (polling.load() < pollers) std::this_thread::yield();  // all of them poll before the loss
+    on(service.strands[1], [&]() -> asio::awaitable<void> {
+        co_await service.b().async_remove(held.node(), -1, use_awaitable);
+        co_await service.b().async_remove(lease.node(), -1, use_awaitable);
+    });
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < pollers; ++i)
+        BOOST_TEST(seen[i] == zklock::error::lock_node_deleted, "poller " << i << " saw " << seen[i].message());
+
+    held = {};  // released in the background (the nodes are gone already)
+    lease = {};
+    service.close();
+}
