@@ -1,5 +1,5 @@
-// The public handles: zklock::session and the entry points (detail::async_*) its operations and
-// zklock::watch call, each handing the work to the session's shared state.
+// The public handle zklock::session and the entry points (detail::async_*) its operations call, each
+// handing the work to the session's shared state (zklock::watch's are in watch.cpp).
 #include "session_impl.hpp"
 
 #include <cstdio>
@@ -44,11 +44,6 @@ std::string session::hosts() const
 }
 void session::close() noexcept { impl_->close(); }
 session_stats session::stats() const noexcept { return impl_->stats; }
-
-bool watch::armed() const noexcept
-{
-    return state_ && state_->at == detail::watch_state::phase::armed;
-}
 
 log_sink stderr_log_sink()
 {
@@ -96,21 +91,6 @@ void async_set_data(const std::shared_ptr<session_impl>& s, std::string path, st
 void async_multi(const std::shared_ptr<session_impl>& s, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
 {
     s->multi(std::move(ops), std::move(h));
-}
-void async_wait_watch(std::shared_ptr<watch_state> w, handler<watch_event> h)
-{
-    auto s = w ? w->session.lock() : nullptr;
-    if (!s) {  // never armed, or its session is gone
-        complete_without_session(std::move(h), error_code(zklock::error::watch_not_armed), watch_event{});
-        return;
-    }
-    s->wait_watch(w, std::move(h));
-}
-
-void drop_watch(const std::shared_ptr<watch_state>& w) noexcept
-{
-    if (!w) return;
-    if (auto s = w->session.lock()) s->drop_watch(w);
 }
 }  // namespace detail
 }  // namespace zklock

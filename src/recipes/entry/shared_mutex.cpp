@@ -1,4 +1,8 @@
-// A read/write lock's downgrade: the holder of the write lock takes the read side as a read node of its
+// The entry points of zklock/shared_mutex.hpp: two lock queues per session and path, a read side whose
+// coroutines share one "__READ__" node and a write side queued behind one "__WRIT__" node (Curator's
+// naming and order); and the downgrade.
+//
+// The downgrade: the holder of the write lock takes the read side as a read node of its
 // own, created while it holds the write node and passing over it, so that other readers get in as soon as
 // the write guard goes, while a writer still waits (behind the read node).
 //
@@ -6,11 +10,20 @@
 // node and it: that writer would get the lock as soon as our write node goes, beside our reader (the trap
 // of Curator 5.4's downgrade). Then the read guard is a second hold of the write node instead, which keeps
 // the writer out until the read guard goes too.
-#include "lock_queue.hpp"
+#include "../lock_queue.hpp"
 
 #include <zklock/shared_mutex.hpp>
 
 namespace zklock::detail {
+
+std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>& s, const std::string& path, bool readers,
+                                         const mutex_options& o, error_code& refusal)
+{
+    if (s && (refusal = lock_path_refusal(*s, path))) return nullptr;
+    const lock_queue_options q{readers ? contender_kind::reader : contender_kind::writer,
+                               {readers, o.local_handoff_limit, o.linger}, o.acl};
+    return find_lock_queue(s, (readers ? "read:" : "write:") + path, path, q, refusal);
+}
 
 namespace {
 /// A downgrade in progress: its read node's queue, made on the session's executor, and whether it was

@@ -1,6 +1,6 @@
 // The mutex: one exclusive contender node per session and path ("_c_<uuid>-lock-N", Curator's
 // InterProcessMutex naming), the session's coroutines queued locally behind it.
-#include "lock_queue.hpp"
+#include "../lock_queue.hpp"
 
 #include <zklock/mutex.hpp>
 
