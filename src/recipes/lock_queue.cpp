@@ -245,6 +245,20 @@ void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g)
     s->post_completion(std::move(w.h), ec, std::move(g));
 }
 
+namespace {
+/// Completes listener `id` of `listeners` (a loss or revocation wait) with `ec` and `args`, if it still waits.
+template <class... Args>
+void answer(session_impl& s, std::map<std::uint64_t, handler<Args...>>& listeners, std::uint64_t id, error_code ec,
+            Args... args)
+{
+    auto it = listeners.find(id);
+    if (it == listeners.end()) return;
+    auto h = std::move(it->second);
+    listeners.erase(it);
+    s.post_completion(std::move(h), ec, std::move(args)...);
+}
+}  // namespace
+
 void lock_queue::perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done,
                          time_point at)
 {
@@ -292,24 +306,13 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::release_done:
             if (done) done->complete(*s, a.ec);
             break;
-        case type::notify_lost:
+        case type::notify_lost: answer(*s, lost_waiters_, a.id, error_code{}, a.ec); break;
         case type::abort_lost_waiter:
-            if (auto it = lost_waiters_.find(a.id); it != lost_waiters_.end()) {
-                auto h = std::move(it->second);
-                lost_waiters_.erase(it);
-                if (a.what == type::notify_lost) s->post_completion(std::move(h), error_code{}, a.ec);
-                else s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
-            }
+            answer(*s, lost_waiters_, a.id, error_code(asio::error::operation_aborted), error_code{});
             break;
-        case type::notify_revoked:
+        case type::notify_revoked: answer(*s, revoke_waiters_, a.id, error_code{}); break;
         case type::abort_revoke_waiter:
-            if (auto it = revoke_waiters_.find(a.id); it != revoke_waiters_.end()) {
-                auto h = std::move(it->second);
-                revoke_waiters_.erase(it);
-                s->post_completion(std::move(h), a.what == type::notify_revoked
-                                                     ? error_code{}
-                                                     : error_code(asio::error::operation_aborted));
-            }
+            answer(*s, revoke_waiters_, a.id, error_code(asio::error::operation_aborted));
             break;
         case type::watch_followers:
             if (current_) current_->watch_followers();

@@ -190,6 +190,9 @@ private:
     bool revoke_requested_ = false;  // for the current node
     bool own_watch_asked_ = false;   // the current node's contender watches its own node
     void watch_own(actions& out);
+    actions listen(listener_index<>& index, std::uint64_t id, std::uint64_t holder, bool holding, bool happened,
+                   queue_action notify, queue_action::type aborted);
+    actions unlisten(listener_index<>& index, std::uint64_t id, queue_action::type aborted);
 };
 
 }  // namespace zklock::detail

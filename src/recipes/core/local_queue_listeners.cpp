@@ -1,47 +1,54 @@
-// The local queue's holders' listeners: who waits to hear of a loss or a revocation request. Part of
-// local_queue (local_queue.hpp), kept apart for its size.
+// The local queue's holders' listeners: who waits to hear of a loss or a revocation request, and the
+// revocation request itself. Part of local_queue (local_queue.hpp).
 #include "local_queue.hpp"
 
 namespace zklock::detail {
 
 using type = queue_action::type;
 
-local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t holder)
+// A new listener is answered at once when its holder does not hold (aborted) or what it waits for has
+// happened (`notify`); else it waits in `index`, and the node is watched (see watch_own).
+local_queue::actions local_queue::listen(listener_index<>& index, std::uint64_t id, std::uint64_t holder, bool holding,
+                                         bool happened, queue_action notify, type aborted)
 {
     actions out;
-    if (!holds(holder) && !expired(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
-    else if (auto why = lost(holder)) out.push_back({.what = type::notify_lost, .id = id, .ec = why});
+    if (!holding) out.push_back({.what = aborted, .id = id});
+    else if (happened) out.push_back(notify);
     else {
-        lost_waiters_.add(id, holder);
+        index.add(id, holder);
         watch_own(out);
     }
     return out;
+}
+
+local_queue::actions local_queue::unlisten(listener_index<>& index, std::uint64_t id, type aborted)
+{
+    actions out;
+    if (index.remove(id)) out.push_back({.what = aborted, .id = id});
+    return out;
+}
+
+local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t holder)
+{
+    const auto why = lost(holder);
+    return listen(lost_waiters_, id, holder, holds(holder) || expired(holder), bool(why),
+                  {.what = type::notify_lost, .id = id, .ec = why}, type::abort_lost_waiter);
 }
 
 local_queue::actions local_queue::cancel_lost(std::uint64_t id)
 {
-    actions out;
-    if (lost_waiters_.remove(id)) out.push_back({.what = type::abort_lost_waiter, .id = id});
-    return out;
+    return unlisten(lost_waiters_, id, type::abort_lost_waiter);
 }
 
 local_queue::actions local_queue::wait_revoked(std::uint64_t id, std::uint64_t holder)
 {
-    actions out;
-    if (!holds(holder)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
-    else if (revoke_requested_) out.push_back({.what = type::notify_revoked, .id = id});
-    else {
-        revoke_waiters_.add(id, holder);
-        watch_own(out);
-    }
-    return out;
+    return listen(revoke_waiters_, id, holder, holds(holder), revoke_requested_,
+                  {.what = type::notify_revoked, .id = id}, type::abort_revoke_waiter);
 }
 
 local_queue::actions local_queue::cancel_revoked(std::uint64_t id)
 {
-    actions out;
-    if (revoke_waiters_.remove(id)) out.push_back({.what = type::abort_revoke_waiter, .id = id});
-    return out;
+    return unlisten(revoke_waiters_, id, type::abort_revoke_waiter);
 }
 
 // Cooperative, as Curator's: the holders hear it and decide. A request that comes while no coroutine
