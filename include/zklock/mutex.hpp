@@ -3,6 +3,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/detail/acquire.hpp>
+#include <zklock/detail/executor_owned.hpp>
 #include <zklock/guard.hpp>
 #include <zklock/lease.hpp>
 #include <zklock/session.hpp>
@@ -83,17 +84,8 @@ public:
         : path_(std::move(path)), queue_(detail::lock_queue_for(s.impl(), path_, options, refusal_))
     {
     }
-    mutex(const mutex&) = default;
-    mutex(mutex&&) noexcept = default;
-    mutex& operator=(mutex other) noexcept
-    {
-        std::swap(path_, other.path_);
-        std::swap(refusal_, other.refusal_);
-        std::swap(queue_, other.queue_);
-        return *this;
-    }
-    /// May run on any thread: the shared state is let go on the session's executor.
-    ~mutex() { detail::drop_on_executor(std::move(queue_)); }
+    // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
+    // the session's executor (detail::executor_owned).
 
     const std::string& path() const noexcept { return path_; }
 
@@ -152,6 +144,8 @@ public:
      * Re-entry, made explicit: a second guard on the lock `held` holds, at once and without a round trip
      * (counted like Curator's reentrant mutex: the lock goes when every guard of it is released). `held`
      * must be a guard of this mutex (same session and path) that still holds; else `error::not_held`.
+     * While the loss clock has run out (no answer through the leader for longer than the loss grace),
+     * `error::ownership_uncertain`: the second guard would be lost at birth (`held` hears the same).
      * A plain second `acquire` by the same coroutine stays an ordinary waiter (and waits for itself).
      * Completion `void(error_code, guard)`. Cancellation: none (it completes after one hop onto the
      * session's executor, with nothing to undo).
@@ -160,8 +154,8 @@ public:
     auto acquire(const guard& held, CompletionToken&& token = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> q, detail::hold_ref hr) {
-                detail::async_reenter(std::move(q), std::move(hr), std::move(h));
+            [](auto h, detail::executor_owned<detail::lock_queue> q, detail::hold_ref hr) {
+                detail::async_reenter(std::move(q).take(), std::move(hr), std::move(h));
             },
             token, queue_, hold_of(held));
     }
@@ -207,7 +201,7 @@ private:
 
     std::string path_;
     error_code refusal_;
-    std::shared_ptr<detail::lock_queue> queue_;
+    detail::executor_owned<detail::lock_queue> queue_;
 };
 
 }  // namespace zklock

@@ -3,6 +3,7 @@
 
 #include <zklock/acl.hpp>
 #include <zklock/detail/acquire.hpp>
+#include <zklock/detail/executor_owned.hpp>
 #include <zklock/guard.hpp>
 #include <zklock/session.hpp>
 
@@ -73,18 +74,8 @@ public:
           queue_(detail::semaphore_queue_for(s.impl(), path_, max_leases, options, refusal_))
     {
     }
-    semaphore(const semaphore&) = default;
-    semaphore(semaphore&&) noexcept = default;
-    semaphore& operator=(semaphore other) noexcept
-    {
-        std::swap(path_, other.path_);
-        std::swap(max_leases_, other.max_leases_);
-        std::swap(refusal_, other.refusal_);
-        std::swap(queue_, other.queue_);
-        return *this;
-    }
-    /// May run on any thread: the shared state is let go on the session's executor.
-    ~semaphore() { detail::drop_on_executor(std::move(queue_)); }
+    // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
+    // the session's executor (detail::executor_owned).
 
     const std::string& path() const noexcept { return path_; }
     std::size_t max_leases() const noexcept { return max_leases_; }
@@ -141,9 +132,9 @@ private:
     auto initiate_many(std::size_t n, detail::deadline d, CompletionToken& token, detail::lease_length l = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, std::vector<guard>)>(
-            [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, std::size_t count,
+            [](auto h, detail::executor_owned<detail::semaphore_queue> q, error_code refusal, std::size_t count,
                detail::deadline dl, detail::lease_length ll) {
-                if (q) detail::async_acquire_leases(std::move(q), count, dl, ll, std::move(h));
+                if (q.get()) detail::async_acquire_leases(std::move(q).take(), count, dl, ll, std::move(h));
                 else detail::refuse_leases(refusal, std::move(h));
             },
             token, queue_, refusal_, n, d, l);
@@ -152,9 +143,9 @@ private:
     auto initiate_one(detail::deadline d, CompletionToken& token, detail::lease_length l = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::semaphore_queue> q, error_code refusal, detail::deadline dl,
+            [](auto h, detail::executor_owned<detail::semaphore_queue> q, error_code refusal, detail::deadline dl,
                detail::lease_length ll) {
-                if (q) detail::async_acquire_lease(std::move(q), dl, ll, std::move(h));
+                if (q.get()) detail::async_acquire_lease(std::move(q).take(), dl, ll, std::move(h));
                 else detail::refuse_acquire(refusal, std::move(h));
             },
             token, queue_, refusal_, d, l);
@@ -163,7 +154,7 @@ private:
     std::string path_;
     std::size_t max_leases_;
     error_code refusal_;
-    std::shared_ptr<detail::semaphore_queue> queue_;
+    detail::executor_owned<detail::semaphore_queue> queue_;
 };
 
 }  // namespace zklock

@@ -2,6 +2,7 @@
 // `co_await rw.acquire(5s)` for writers.
 #pragma once
 
+#include <zklock/detail/executor_owned.hpp>
 #include <zklock/mutex.hpp>
 
 namespace zklock {
@@ -43,23 +44,8 @@ public:
           writers_(detail::rw_queue_for(s.impl(), path_, false, options, write_refusal_))
     {
     }
-    shared_mutex(const shared_mutex&) = default;
-    shared_mutex(shared_mutex&&) noexcept = default;
-    shared_mutex& operator=(shared_mutex other) noexcept
-    {
-        std::swap(path_, other.path_);
-        std::swap(read_refusal_, other.read_refusal_);
-        std::swap(write_refusal_, other.write_refusal_);
-        std::swap(readers_, other.readers_);
-        std::swap(writers_, other.writers_);
-        return *this;
-    }
-    /// May run on any thread: the shared state is let go on the session's executor.
-    ~shared_mutex()
-    {
-        detail::drop_on_executor(std::move(readers_));
-        detail::drop_on_executor(std::move(writers_));
-    }
+    // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
+    // the session's executor (detail::executor_owned).
 
     const std::string& path() const noexcept { return path_; }
 
@@ -137,7 +123,10 @@ public:
      * and readers behind it, wait for it.
      *
      * Completes with `error::not_held` if `write` is not a write guard of this lock (of this session and
-     * path), holds nothing, or lost its lock. Signature `void(error_code, guard)`. Cancellation (any type):
+     * path), holds nothing, or lost its lock; with `error::ownership_uncertain` if the session has had no
+     * answer through the leader for longer than the loss grace (the guard would be lost at birth; `write`
+     * hears the same); with the read node's error if it could not be made (e.g. `error::not_connected`).
+     * Signature `void(error_code, guard)`. Cancellation (any type):
      * completes at once with `operation_aborted`; the read node, if made, is deleted in the background.
      * Executor, thread safety: as for `acquire_shared`.
      */
@@ -145,8 +134,9 @@ public:
     auto acquire_shared(const guard& write, CompletionToken&& token = {})
     {
         return asio::async_initiate<CompletionToken, void(error_code, guard)>(
-            [](auto h, std::shared_ptr<detail::lock_queue> r, std::shared_ptr<detail::lock_queue> w, detail::hold_ref g) {
-                detail::async_downgrade(std::move(r), std::move(w), std::move(g), std::move(h));
+            [](auto h, detail::executor_owned<detail::lock_queue> r, detail::executor_owned<detail::lock_queue> w,
+               detail::hold_ref g) {
+                detail::async_downgrade(std::move(r).take(), std::move(w).take(), std::move(g), std::move(h));
             },
             token, readers_, writers_, hold_of(write));
     }
@@ -167,7 +157,7 @@ public:
 private:
     std::string path_;
     error_code read_refusal_, write_refusal_;
-    std::shared_ptr<detail::lock_queue> readers_, writers_;
+    detail::executor_owned<detail::lock_queue> readers_, writers_;
 };
 
 }  // namespace zklock

@@ -1,10 +1,12 @@
 // Callers that are not on the session's executor: an io_context whose only work is an acquire on a session
-// that runs elsewhere, and plain threads polling guard::lost() while the session's thread loses the lock.
+// that runs elsewhere, plain threads polling guard::lost() while the session's thread loses the lock, and
+// lock objects and their unstarted operations dropped on a plain thread.
 // Run under ThreadSanitizer by scripts/test.sh.
 #define BOOST_TEST_MODULE zklock threads callers
 #include "test_util.hpp"
 
 #include <zklock/semaphore.hpp>
+#include <zklock/shared_mutex.hpp>
 
 #include <array>
 #include <atomic>
@@ -134,5 +136,54 @@ BOOST_AUTO_TEST_CASE(lost_may_be_polled_from_plain_threads_while_the_lock_goes)
 
     held = {};  // released in the background (the nodes are gone already)
     lease = {};
+    service.close();
+}
+
+// Lock objects copied, assigned and destroyed on a plain thread, and deferred operations made from them and
+// dropped there unstarted after every lock object has gone (so that they hold the last references): each
+// reference to the session-side state is let go on the session's executor. ThreadSanitizer would see a
+// state's destructor on this thread race with the session's; the locks work afterwards.
+BOOST_AUTO_TEST_CASE(lock_objects_and_unstarted_operations_may_be_dropped_on_plain_threads)
+{
+    const auto mutex_path = unique_path("drop-anywhere"), rw_path = unique_path("drop-anywhere-rw"),
+               sem_path = unique_path("drop-anywhere-lease");
+    using locks = std::tuple<mutex, zklock::shared_mutex, zklock::semaphore>;
+    auto make = [&](zklock::session& s) {
+        return locks(mutex(s, mutex_path), zklock::shared_mutex(s, rw_path), zklock::semaphore(s, sem_path, 1));
+    };
+    two_sessions<locks, nothing> service(make, [](zklock::session&) { return nothing{}; });
+    for (int round = 0; round < 20; ++round) {
+        if (!service.on_a) on(service.strands[0], [&]() -> asio::awaitable<void> {
+            service.on_a.emplace(make(*service.all[0]));
+            co_return;
+        });
+        auto unstarted = [&] {
+            auto [m, rw, sem] = *service.on_a;  // copies, made here
+            auto m2 = m;
+            m2 = m;  // an assignment lets a reference go here
+            auto rw2 = rw;
+            rw2 = rw;
+            return std::make_tuple(m.acquire(1s), m2.async_wait_place(0), rw.acquire_shared(1s), rw2.acquire(1s),
+                                   sem.acquire(1s), sem.acquire_many(1, 1s));
+        }();  // the copies go here
+        on(service.strands[0], [&]() -> asio::awaitable<void> {
+            service.on_a.reset();  // the originals go on their executor: the operations hold the last references
+            co_return;
+        });
+    }
+    // The paths still work, and nothing was left on them.
+    on(service.strands[0], [&]() -> asio::awaitable<void> {
+        auto& s = *service.all[0];
+        auto [m, rw, sem] = make(s);
+        auto g = co_await m.acquire(5s, use_awaitable);
+        co_await g.release(use_awaitable);
+        auto r = co_await rw.acquire_shared(5s, use_awaitable);
+        co_await r.release(use_awaitable);
+        auto l = co_await sem.acquire(5s, use_awaitable);
+        co_await l.release(use_awaitable);
+        BOOST_TEST((co_await children(s, mutex_path)).empty());
+        BOOST_TEST((co_await children(s, rw_path)).empty());
+        BOOST_TEST((co_await children(s, sem_path + "/leases")).empty());
+    });
     service.close();
 }

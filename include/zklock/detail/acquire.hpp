@@ -1,6 +1,7 @@
 // What every lock object's acquire shares: the deadline from a timeout, and the initiation.
 #pragma once
 
+#include <zklock/detail/executor_owned.hpp>
 #include <zklock/guard.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -26,12 +27,12 @@ void async_wait_place(std::shared_ptr<lock_queue> q, boost::system::error_code r
                       handler<std::size_t> h);
 /// Starts a place wait on `q` (or completes it with `refusal`).
 template <class CompletionToken>
-auto initiate_wait_place(CompletionToken& token, const std::shared_ptr<lock_queue>& q, boost::system::error_code refusal,
+auto initiate_wait_place(CompletionToken& token, const executor_owned<lock_queue>& q, boost::system::error_code refusal,
                          std::size_t known)
 {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, std::size_t)>(
-        [](auto h, std::shared_ptr<lock_queue> qq, boost::system::error_code why, std::size_t k) {
-            async_wait_place(std::move(qq), why, k, std::move(h));
+        [](auto h, executor_owned<lock_queue> qq, boost::system::error_code why, std::size_t k) {
+            async_wait_place(std::move(qq).take(), why, k, std::move(h));
         },
         token, q, refusal, known);
 }
@@ -60,12 +61,12 @@ struct is_duration<std::chrono::duration<R, P>> : std::true_type {};
 
 /// Starts an acquire on `q` (or completes it with `refusal` when there is no queue to be had).
 template <class CompletionToken>
-auto initiate_acquire(CompletionToken& token, const std::shared_ptr<lock_queue>& q, boost::system::error_code refusal,
+auto initiate_acquire(CompletionToken& token, const executor_owned<lock_queue>& q, boost::system::error_code refusal,
                       deadline d, lease_length lease = {})
 {
     return boost::asio::async_initiate<CompletionToken, void(boost::system::error_code, guard)>(
-        [](auto h, std::shared_ptr<lock_queue> qq, boost::system::error_code why, deadline dl, lease_length l) {
-            if (qq) async_acquire(std::move(qq), dl, l, std::move(h));
+        [](auto h, executor_owned<lock_queue> qq, boost::system::error_code why, deadline dl, lease_length l) {
+            if (qq.get()) async_acquire(std::move(qq).take(), dl, l, std::move(h));
             else refuse_acquire(why, std::move(h));
         },
         token, q, refusal, d, lease);
