@@ -132,7 +132,9 @@ public:
 
     /**
      * Releases every lock, in the reverse order of acquisition; completes with the first error (e.g. a
-     * loss reason) once all are released. Signature `void(error_code)`. The multi_guard is empty afterwards.
+     * loss reason) once all are released. Signature `void(error_code)`. The multi_guard is empty once the
+     * operation is initiated; a deferred release dropped unawaited leaves it holding (as guard::release),
+     * so the multi_guard must outlive the initiation.
      *
      * Cancellation (any type, as for guard::release): completes at once with `operation_aborted`; the
      * locks not yet released are released in the background. Executor: each step completes on the
@@ -142,9 +144,15 @@ public:
     auto release(CompletionToken&& token = {})
     {
         return asio::async_compose<CompletionToken, void(error_code)>(
-            [guards = std::move(guards_), first = error_code{}, started = false](auto& self,
-                                                                                  error_code ec = {}) mutable {
-                if (!started) self.reset_cancellation_state(asio::enable_total_cancellation());
+            // The guards move out at initiation (the first step), not when release() is called: a deferred
+            // release dropped unawaited leaves them held, as guard::release does.
+            [owner = this, guards = std::vector<guard>{}, first = error_code{}, started = false](
+                auto& self, error_code ec = {}) mutable {
+                if (!started) {
+                    self.reset_cancellation_state(asio::enable_total_cancellation());
+                    guards = std::move(owner->guards_);
+                    owner->guards_.clear();
+                }
                 if (started && ec && !first) first = ec;
                 const bool cancelled = started && self.get_cancellation_state().cancelled() != asio::cancellation_type::none;
                 started = true;

@@ -1,8 +1,9 @@
 // A guard's release as an Asio operation: nothing happens until it is initiated, so a deferred release that
-// is dropped unawaited leaves the guard holding (and its destructor releasing), on a real ZooKeeper.
+// is dropped unawaited leaves the guard (a lock's, a lease's, a multi_lock's) holding, on a real ZooKeeper.
 #define BOOST_TEST_MODULE zklock guards
 #include "test_util.hpp"
 
+#include <zklock/multi_lock.hpp>
 #include <zklock/semaphore.hpp>
 
 using namespace test;
@@ -60,5 +61,32 @@ BOOST_AUTO_TEST_CASE(a_dropped_deferred_release_of_a_lease_leaves_it_held)
         auto [ec, other] = co_await s1.acquire(5s, tuple_awaitable);
         BOOST_TEST(!ec, "the lease stayed held after an unawaited release: " << ec.message());
         co_await other.release(use_awaitable);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_dropped_deferred_release_of_a_multi_guard_leaves_it_held)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto a = unique_path("deferred-multi-a"), b = unique_path("deferred-multi-b");
+        zklock::multi_lock both(mutex(ss[0], a), mutex(ss[0], b));
+        auto held = co_await both.acquire(5s, use_awaitable);
+        { [[maybe_unused]] auto never_awaited = held.release(); }
+        BOOST_TEST(held.owns_lock(), "making the release operation emptied the multi_guard");
+        BOOST_TEST(held.guards().size() == 2u);
+        mutex other_a(ss[1], a), other_b(ss[1], b);
+        auto [busy_a, none_a] = co_await other_a.try_acquire(tuple_awaitable);
+        auto [busy_b, none_b] = co_await other_b.try_acquire(tuple_awaitable);
+        BOOST_TEST(busy_a == zklock::error::timeout);
+        BOOST_TEST(busy_b == zklock::error::timeout);
+
+        co_await held.release(use_awaitable);
+        BOOST_TEST(!held.owns_lock());
+        BOOST_TEST((co_await children(ss[0], a)).empty());
+        BOOST_TEST((co_await children(ss[0], b)).empty());
+        auto g = co_await other_a.acquire(5s, use_awaitable);
+        co_await g.release(use_awaitable);
     });
 }
