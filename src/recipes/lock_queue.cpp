@@ -70,11 +70,17 @@ void lock_queue::cancel_waiter(std::uint64_t id, error_code why)
     step([&](local_queue& m) { return m.cancel(id, why); });
 }
 
-guard lock_queue::enter(std::uint64_t holder)
+guard lock_queue::enter(std::uint64_t holder, error_code& why)
 {
+    const bool final = is_final(s->state);  // what the machine knows of the session, fresh (as step does)
+    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
+                     loss_clock_ran_out(now()));
     const auto seq = machine_.next_seq();
-    const auto h = machine_.enter(holder);
-    if (h == 0 || !current_) return guard{};
+    const auto h = machine_.enter(holder, &why);
+    if (h == 0 || !current_) {
+        if (!why) why = zklock::error::not_held;
+        return guard{};
+    }
     if (auto end = lease_end(holder)) start_lease(h, *end);  // a second hold ends with the first one's lease
     return guard(shared_from_this(), h, current_->node(), fencing_token{current_->zxid(), seq});
 }

@@ -37,7 +37,7 @@ public:
     void acquire(std::uint64_t id, deadline d, lease_length lease, handler<guard> h);
     void cancel_waiter(std::uint64_t id, error_code why);
     /// A second hold of `holder`'s node (see local_queue::enter): an empty guard if it does not hold.
-    guard enter(std::uint64_t holder);
+    guard enter(std::uint64_t holder, error_code& why);
 
     void release(std::uint64_t holder, std::shared_ptr<pending_release> done) override;
     void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;

@@ -137,6 +137,22 @@ BOOST_FIXTURE_TEST_CASE(a_grant_is_held_wherever_it_would_come_from, fixture)
     (void)h2;
 }
 
+// A second hold (re-entry, downgrade) is a grant too: none while the loss clock has run out.
+BOOST_FIXTURE_TEST_CASE(no_second_hold_while_the_loss_clock_has_run_out, fixture)
+{
+    const auto h = hold_first();
+    stale = true;
+    error_code why;
+    BOOST_TEST(at().enter(h, &why) == 0u);
+    BOOST_TEST(why == uncertain);
+    BOOST_TEST(at().enter(12345, &why) == 0u);
+    BOOST_TEST(why == error_code(zklock::error::not_held));  // not a holder: that first
+    stale = false;
+    why = {};
+    BOOST_TEST(at().enter(h, &why) != 0u);
+    BOOST_TEST(!why);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_touch_still_stale_when_confirmed_is_asked_again, fixture)
 {
     acquire(1);

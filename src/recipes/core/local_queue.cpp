@@ -187,9 +187,15 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
     return out;
 }
 
-std::uint64_t local_queue::enter(std::uint64_t holder)
+std::uint64_t local_queue::enter(std::uint64_t holder, error_code* why)
 {
-    if (!holds(holder) || lost(holder)) return 0;
+    const error_code refusal = !holds(holder) || lost(holder) ? error_code(zklock::error::not_held)
+                               : stale_                       ? error_code(zklock::error::ownership_uncertain)
+                                                              : error_code{};
+    if (refusal) {
+        if (why) *why = refusal;
+        return 0;
+    }
     const auto h = ++holder_gen_;
     holders_.insert(h);
     ++grants_;

@@ -96,8 +96,10 @@ public:
     actions wait_revoked(std::uint64_t id, std::uint64_t holder);
     actions cancel_revoked(std::uint64_t id);
     /// A holder takes a second hold on its node (re-entry, or a writer's downgrade to the read side):
-    /// the new holder's id, or 0 if `holder` does not hold (or lost).
-    std::uint64_t enter(std::uint64_t holder);
+    /// the new holder's id; or 0, with the reason in `why`, if `holder` does not hold or lost
+    /// (`not_held`), or if the loss clock has run out (`ownership_uncertain`: the second hold would be
+    /// lost at birth, as a grant would; the first one hears of it from the clock).
+    std::uint64_t enter(std::uint64_t holder, error_code* why = nullptr);
 
     // From the current contender.
     actions on_acquired();

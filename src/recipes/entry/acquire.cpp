@@ -40,8 +40,8 @@ void async_reenter(std::shared_ptr<lock_queue> q, hold_ref held, handler<guard> 
     }
     auto ex = q->s->ex;
     asio::dispatch(ex, [q = std::move(q), holder = held.holder, h = std::move(h)]() mutable {
-        auto g = q->enter(holder);
-        const error_code ec = g ? error_code{} : error_code(zklock::error::not_held);
+        error_code ec;
+        auto g = q->enter(holder, ec);
         q->s->post_completion(std::move(h), ec, std::move(g));
     });
 }

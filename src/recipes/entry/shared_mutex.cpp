@@ -71,9 +71,11 @@ void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_q
         op->own->acquire(op->id, std::chrono::steady_clock::now(), std::nullopt,
                          [op, writers, holder = write.holder, h = std::move(h)](error_code ec, guard g) mutable {
                              auto own = std::exchange(op->own, nullptr);
-                             if (ec && ec != asio::error::operation_aborted) {
-                                 g = writers->enter(holder);  // keeps the write node until the read guard goes
-                                 ec = g ? error_code{} : error_code(zklock::error::not_held);
+                             // A writer queued between (the one look's timeout): the read guard is a second
+                             // hold of the write node, which stays until it goes. Other errors are the answer.
+                             if (ec == zklock::error::timeout) {
+                                 ec = {};
+                                 g = writers->enter(holder, ec);
                              }
                              own->s->post_completion(std::move(h), ec, std::move(g));
                          });
