@@ -40,8 +40,9 @@ namespace zklock {
  *
  * Executor: the work runs on the calling coroutine's executor, and so does everything here (with several
  * threads on one io_context, call it on a strand). Cancellation: a cancellation of the calling coroutine
- * (of any type) is passed to the work as terminal; it then ends as the work does. Lifetimes: `g` must
- * outlive the call.
+ * that its filter lets in (terminal by default; partial and total too after
+ * `this_coro::reset_cancellation_state(enable_total_cancellation())`, and always under `||`) is passed
+ * to the work as terminal; it then ends as the work does. Lifetimes: `g` must outlive the call.
  */
 template <class T, class Guard>
 boost::asio::awaitable<T> while_held(Guard& g, boost::asio::awaitable<T> work)

@@ -243,7 +243,8 @@ void drop_state_on_executor(std::shared_ptr<State> q) noexcept
     try {
         auto ex = q->s->ex;
         asio::dispatch(ex, [q = std::move(q)]() mutable { q.reset(); });
-    } catch (...) {  // allocation failure in a destructor: the session's end still frees everything
+    } catch (...) {  // out of memory in a destructor: nothing can be posted, and the reference goes here,
+                     // off the executor (if it was the last one, the state's destructor runs here too)
     }
 }
 

@@ -187,13 +187,20 @@ BOOST_AUTO_TEST_CASE(a_cancelled_downgrade_leaves_the_write_guard_and_no_read_no
         auto w = co_await a.acquire(5s, use_awaitable);
         for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
                           asio::cancellation_type::total}) {
+            // The server is frozen: the read node's create gets no answer before the signal, which comes
+            // while it is out (or still queued in the client: either way it must be undone).
+            shared_server().freeze();
             asio::cancellation_signal stop;
             auto op = a.acquire_shared(w, asio::bind_cancellation_slot(stop.slot(), tuple_awaitable));
-            asio::steady_timer soon(ioc, 0ms);
-            soon.async_wait([&](error_code) { stop.emit(type); });  // while the read node's create is out
+            asio::steady_timer soon(ioc, 20ms);
+            soon.async_wait([&](error_code) { stop.emit(type); });
             auto [ec, r] = co_await std::move(op);
+            shared_server().thaw();
             BOOST_TEST(ec == asio::error::operation_aborted);
             BOOST_TEST(!r.owns_lock());
+            // The create is answered before this sync (one session's requests are answered in order), and
+            // the read node it made is deleted in the background.
+            co_await ss[0].async_sync(path, use_awaitable);
             BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
                 co_return (co_await children(ss[0], path)).size() == 1;  // the write node only
             }));

@@ -79,7 +79,8 @@ void release_detached(std::shared_ptr<lock_base> q, std::uint64_t holder) noexce
     try {
         auto ex = q->s->ex;
         asio::dispatch(ex, [q = std::move(q), holder] { q->release(holder, nullptr); });
-    } catch (...) {  // allocation failure in a destructor: the session's end still frees the node
+    } catch (...) {  // out of memory in a destructor: nothing can be posted. The node still goes with the
+                     // session; the reference goes here, off the executor, which is then the lesser harm.
     }
 }
 
