@@ -152,6 +152,18 @@ BOOST_AUTO_TEST_CASE(lock_objects_and_unstarted_operations_may_be_dropped_on_pla
         return locks(mutex(s, mutex_path), zklock::shared_mutex(s, rw_path), zklock::semaphore(s, sem_path, 1));
     };
     two_sessions<locks, nothing> service(make, [](zklock::session&) { return nothing{}; });
+    // Meanwhile the session's strand keeps making and dropping lock objects of its own (their states come
+    // and go in the session's registry), so that a state destroyed here would race with it.
+    std::atomic<bool> stop_churn{false};
+    auto churned = asio::co_spawn(service.strands[0], [&]() -> asio::awaitable<int> {
+        int n = 0;
+        for (; !stop_churn.load(); ++n) {
+            mutex m(*service.all[0], mutex_path + "-churn-" + std::to_string(n % 4));
+            auto [ec, g] = co_await m.try_acquire(tuple_awaitable);
+            if (!ec) co_await g.release(use_awaitable);
+        }
+        co_return n;
+    }, asio::use_future);
     for (int round = 0; round < 20; ++round) {
         if (!service.on_a) on(service.strands[0], [&]() -> asio::awaitable<void> {
             service.on_a.emplace(make(*service.all[0]));
@@ -171,6 +183,8 @@ BOOST_AUTO_TEST_CASE(lock_objects_and_unstarted_operations_may_be_dropped_on_pla
             co_return;
         });
     }
+    stop_churn = true;
+    BOOST_TEST(churned.get() > 0);
     // The paths still work, and nothing was left on them.
     on(service.strands[0], [&]() -> asio::awaitable<void> {
         auto& s = *service.all[0];
