@@ -2,7 +2,8 @@
 # Installs what zklock needs on Debian 12: the compiler and CMake, Boost 1.81 (Asio, Boost.Test), the
 # single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), the
 # peers the interop tests and the benchmark run against (Apache Curator, kazoo), and gnuplot for the
-# benchmark's chart (scripts/bench.sh).
+# benchmark's chart (scripts/bench.sh), and what the partition tests build networks with (iproute2,
+# iptables, libnetfilter-queue-dev).
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -11,6 +12,7 @@ packages=(
   libzookeeper-st-dev zookeeper
   libcurator-recipes-java libcurator-framework-java python3-kazoo
   gnuplot-nox
+  iproute2 iptables libnetfilter-queue-dev
 )
 missing=()
 for p in "${packages[@]}"; do

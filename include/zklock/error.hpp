@@ -34,6 +34,7 @@ enum class error {
     lease_expired,         ///< the hold's lease (its hold-time limit) ran out: the library released it
     invalid_lease,         ///< a lease of zero or negative length
     outcome_unknown,       ///< a guarded write's answer was lost: it may or may not have been applied; read it back
+    not_supported,         ///< this process or machine cannot do it: a missing privilege or tool (the message names it)
 };
 
 const boost::system::error_category& zklock_category() noexcept;

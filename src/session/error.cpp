@@ -71,6 +71,9 @@ public:
             return "the write may or may not have been applied: it was sent, then the connection was lost (or "
                    "timed out, or the session ended) before ZooKeeper answered; read the data back (async_sync, "
                    "then a read; write the guard's fencing token with it to recognise it) before writing again";
+        case error::not_supported:
+            return "not supported here: this process lacks a privilege, or this machine a tool or kernel "
+                   "feature, that the call needs";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -42,14 +42,22 @@ struct port_conflict : std::runtime_error {
 }  // namespace
 
 // If this throws half-way, the subobjects clean up: no process has been spawned yet.
-ensemble::ensemble(std::size_t size, server_options opts)
-    : options(std::move(opts)), root(options.work_root, "zklock-zk-") {
+ensemble::ensemble(std::size_t size, server_options opts, const network* on)
+    : options(std::move(opts)), net(on), root(options.work_root, "zklock-zk-") {
     if (!options.data_log_root.empty()) log_root.emplace(options.data_log_root, "zklock-zklog-");
     members.resize(size);
     for (std::size_t i = 0; i < size; ++i) {
         member& m = members[i];
         m.id = static_cast<int>(i + 1);
         m.dir = root.path / ("member" + std::to_string(m.id));
+        if (net) {  // a host of its own: nothing else listens there
+            m.client.port = 2181;
+            m.peer.port = 2888;
+            m.election.port = 3888;
+            m.address = net->address(i);
+            m.netns_fd = net->namespace_fd(i);
+            continue;
+        }
         m.client = reserve_port();
         if (size > 1) {
             m.peer = reserve_port();
@@ -75,7 +83,7 @@ void ensemble::write_config(const member& m) const {
     cfg << "tickTime=" << options.tick_ms << '\n'
         << "dataDir=" << data.string() << '\n'
         << "clientPort=" << m.client.port << '\n'
-        << "clientPortAddress=127.0.0.1\n"
+        << (net ? "" : "clientPortAddress=127.0.0.1\n")  // in its host: every address of it
         << "admin.enableServer=false\n"
         << "4lw.commands.whitelist=*\n"
         << "maxClientCnxns=0\n";
@@ -87,7 +95,7 @@ void ensemble::write_config(const member& m) const {
     if (members.size() > 1) {
         cfg << "initLimit=50\nsyncLimit=25\n";
         for (const auto& other : members)
-            cfg << "server." << other.id << "=127.0.0.1:" << other.peer.port << ':' << other.election.port
+            cfg << "server." << other.id << '=' << other.address << ':' << other.peer.port << ':' << other.election.port
                 << '\n';
         std::ofstream(data / "myid") << m.id << '\n';
     }
@@ -101,7 +109,7 @@ void ensemble::wait_serving(const std::vector<std::size_t>& which) {
         std::erase_if(pending, [&](std::size_t i) {
             member& m = members[i];
             if (!m.alive()) fail(m, "exited during startup");
-            return send_four_letter(m.client.port, "srvr", probe_timeout).find("Mode:") != std::string::npos;
+            return four_letter(i, "srvr", probe_timeout).find("Mode:") != std::string::npos;
         });
         if (pending.empty()) return;
         if (clock_type::now() >= deadline) fail(members[pending.front()], "did not answer srvr in time");
@@ -121,10 +129,18 @@ void ensemble::fail(member& m, const std::string& why) {
 std::optional<std::size_t> ensemble::find_leader() const {
     for (std::size_t i = 0; i < members.size(); ++i) {
         if (members[i].pid <= 0) continue;
-        const std::string answer = send_four_letter(members[i].client.port, "srvr", probe_timeout);
+        const std::string answer = four_letter(i, "srvr", probe_timeout);
         if (answer.find("Mode: leader") != std::string::npos) return i;
     }
     return std::nullopt;
+}
+
+std::string ensemble::four_letter(std::size_t i, const std::string& command, std::chrono::milliseconds timeout) const {
+    const auto port = at(i).client.port;
+    if (!net) return send_four_letter(port, command, timeout);
+    std::string answer;
+    net->run_in(i, [&] { answer = send_four_letter(port, command, timeout); });  // its own loopback
+    return answer;
 }
 
 std::size_t ensemble::wait_leader(std::chrono::milliseconds timeout) const {
@@ -140,7 +156,7 @@ std::string ensemble::connect_string() const {
     std::string out;
     for (const auto& m : members) {
         if (!out.empty()) out += ',';
-        out += "127.0.0.1:" + std::to_string(m.client.port);
+        out += m.address + ':' + std::to_string(m.client.port);
     }
     return out;
 }
@@ -155,9 +171,9 @@ const member& ensemble::at(std::size_t i) const {
     return members[i];
 }
 
-std::unique_ptr<ensemble> launch(std::size_t size, const server_options& options) {
+std::unique_ptr<ensemble> launch(std::size_t size, const server_options& options, const network* on) {
     for (int attempt = 1;; ++attempt) {
-        auto e = std::make_unique<ensemble>(size, options);
+        auto e = std::make_unique<ensemble>(size, options, on);
         std::vector<std::size_t> all;
         for (std::size_t i = 0; i < size; ++i) {
             e->spawn(i);  // all at once: an ensemble member cannot serve until a quorum is up

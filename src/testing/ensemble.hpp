@@ -3,6 +3,7 @@
 #pragma once
 
 #include "member.hpp"
+#include "network.hpp"
 #include "temp_dir.hpp"
 
 #include "zklock/testing/server.hpp"
@@ -18,14 +19,17 @@
 namespace zklock::testing::detail {
 
 /// N members sharing one temporary directory. N == 1 is a standalone server (no server.N lines).
+/// With a network, member i runs in its host i on the fixed ports 2181, 2888 and 3888; without one, all
+/// run on loopback on reserved free ports.
 struct ensemble {
     server_options options;
+    const network* net = nullptr;
     temp_dir root;
     std::optional<temp_dir> log_root;  // only with options.data_log_root
     std::vector<member> members;
 
     /// Reserves the ports and writes every member's configuration; starts nothing.
-    ensemble(std::size_t size, server_options opts);
+    ensemble(std::size_t size, server_options opts, const network* on = nullptr);
     ~ensemble();
     ensemble(const ensemble&) = delete;
     ensemble& operator=(const ensemble&) = delete;
@@ -42,6 +46,10 @@ struct ensemble {
     /// Kills `m` and throws with the tail of its log.
     [[noreturn]] void fail(member& m, const std::string& why);
 
+    /// A four-letter word to member i, from inside its host when it has one ("" if no answer).
+    std::string four_letter(std::size_t i, const std::string& command,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5)) const;
+
     std::optional<std::size_t> find_leader() const;
     std::size_t wait_leader(std::chrono::milliseconds timeout) const;
 
@@ -53,6 +61,6 @@ struct ensemble {
 };
 
 /// Builds and starts an ensemble, starting over with fresh ports if a foreign process took one.
-std::unique_ptr<ensemble> launch(std::size_t size, const server_options& options);
+std::unique_ptr<ensemble> launch(std::size_t size, const server_options& options, const network* on = nullptr);
 
 }  // namespace zklock::testing::detail

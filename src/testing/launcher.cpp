@@ -17,6 +17,7 @@
 #include "launcher.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct request {
     int log_fd;
     const char* exec_failed;  // the message the child writes if execv fails
     std::size_t exec_failed_size;
+    int netns_fd = -1;
     pid_t pid = -1;
     int error = 0;
     bool done = false;
@@ -62,6 +64,7 @@ void fork_exec(request& r) {
         if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
         // The launcher thread blocks every signal, and a signal mask survives execv: unblock them all.
         ::sigprocmask(SIG_SETMASK, &no_signals, nullptr);
+        if (r.netns_fd >= 0 && ::setns(r.netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
         ::dup2(r.log_fd, STDOUT_FILENO);
         ::dup2(r.log_fd, STDERR_FILENO);
         const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears CLOEXEC
@@ -129,9 +132,9 @@ private:
 
 }  // namespace
 
-pid_t spawn_process(char* const* argv, int log_fd) {
+pid_t spawn_process(char* const* argv, int log_fd, int netns_fd) {
     const std::string exec_failed = std::string("zklock::testing: execv ") + argv[0] + " failed\n";
-    request r{argv, log_fd, exec_failed.data(), exec_failed.size()};
+    request r{argv, log_fd, exec_failed.data(), exec_failed.size(), netns_fd};
     launcher::instance().submit(r);
     if (r.pid < 0) throw std::system_error(r.error, std::generic_category(), "fork");
     return r.pid;

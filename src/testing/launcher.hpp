@@ -11,6 +11,7 @@ namespace zklock::testing::detail {
 /// happens on the launcher thread, which lives until the process exits. Callable from any thread; blocks
 /// only until the fork is done (not until the exec). Returns the child's pid, which any thread of this
 /// process may waitpid(). Throws std::system_error if fork fails.
-pid_t spawn_process(char* const* argv, int log_fd);
+/// With `netns_fd` >= 0 the child enters that network namespace before the exec.
+pid_t spawn_process(char* const* argv, int log_fd, int netns_fd = -1);
 
 }  // namespace zklock::testing::detail

@@ -86,7 +86,7 @@ void member::spawn(const fs::path& log4j_config) {
     argv.push_back(nullptr);
     unique_fd log(::open(log_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     if (log.get() < 0) throw_errno("open " + log_file().string());
-    pid = detail::spawn_process(argv.data(), log.get());  // forked on the launcher thread
+    pid = detail::spawn_process(argv.data(), log.get(), netns_fd);  // forked on the launcher thread
 }
 
 }  // namespace zklock::testing::detail

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <string>
 
 namespace zklock::testing::detail {
 
@@ -18,6 +19,8 @@ struct member {
     int id = 0;  // the myid, 1-based
     std::filesystem::path dir;
     port_lease client, peer, election;
+    std::string address = "127.0.0.1";  // where the others reach it
+    int netns_fd = -1;                   // its network namespace (a partitionable cluster), or -1: ours
     pid_t pid = -1;
 
     std::filesystem::path log_file() const { return dir / "server.log"; }

@@ -17,23 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "zklock/testing/cluster.hpp"  // testing::cluster, which used to be declared here
+#include "zklock/testing/server_options.hpp"
+
 namespace zklock {
 class session;
 }
 
 namespace zklock::testing {
-
-struct server_options {
-    /// Milliseconds per ZooKeeper tick. Session timeouts are bounded to [2, 20] ticks by the server,
-    /// so a small tick lets tests use short session timeouts.
-    int tick_ms = 200;
-    /// How long start() and restart() wait for the server to answer `srvr`.
-    std::chrono::milliseconds start_timeout{60'000};
-    /// Where the temporary data directories go; empty means $TMPDIR or /tmp.
-    std::filesystem::path work_root{};
-    /// Put the transaction log on this directory (e.g. /dev/shm) instead of the data directory.
-    std::filesystem::path data_log_root{};
-};
 
 /// One standalone ZooKeeper server. Started by the constructor, killed and its directory removed by the destructor.
 /// Throws std::runtime_error (with the server's log tail) if it does not come up.
@@ -63,40 +54,6 @@ public:
 
     /// Sends a four-letter command ("srvr", "wchc", "mntr", "cons", ...) and returns the answer ("" if none).
     std::string four_letter(const std::string& command) const;
-
-private:
-    struct impl;
-    std::unique_ptr<impl> impl_;
-};
-
-/// A three-server (or N-server) ensemble on loopback. Each member can be stopped and restarted.
-class cluster {
-public:
-    explicit cluster(std::size_t size = 3, server_options options = {});
-    ~cluster();
-    cluster(const cluster&) = delete;
-    cluster& operator=(const cluster&) = delete;
-
-    /// "127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3".
-    std::string connect_string() const;
-    std::size_t size() const;
-    std::uint16_t client_port(std::size_t member) const;
-
-    void stop(std::size_t member);    ///< SIGKILL
-    /// Restarts a stopped member; returns once it serves clients again. From any thread: the member keeps
-    /// running after the calling thread ends.
-    void start(std::size_t member);
-    bool running(std::size_t member) const;
-    /// Suspends a member (SIGSTOP): it keeps its TCP connections but answers nothing, as a partitioned
-    /// or paused server would; the others go on without it. `thaw` resumes it.
-    void freeze(std::size_t member);
-    void thaw(std::size_t member);
-
-    /// Index of the current leader (asks each running member `srvr`); throws if none answers as leader
-    /// within `timeout`.
-    std::size_t leader(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
-
-    std::string four_letter(std::size_t member, const std::string& command) const;
 
 private:
     struct impl;
