@@ -16,14 +16,14 @@ failed=0
 {
   echo "Campaign of $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD), ${seconds} s per nemesis, on $(nproc) cores:"
   echo
-  echo "| nemesis | faults | sections | overlaps | late warnings | token regressions | lost updates | orphans | fenced writes | max inside (mutex/readers/semaphore of 2) | longest stall | worst recovery | mean recovery | verdict |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| nemesis | faults | sections | warnings | overlaps | late warnings | token regressions | lost updates | orphans | fenced writes | max inside (mutex/readers/semaphore of 2) | longest stall | worst recovery | mean recovery | verdict |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$table"
 for n in "${nemeses[@]}"; do
   line=$(./build/tools/zklock_chaos --seconds "$seconds" --nemesis "$n" 2> "/tmp/zklock-chaos-$n.err" | grep '^chaos ') || failed=1
   echo "$line"
   get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$line"; }
-  echo "| $n | $(get faults) | $(get sections) | $(get overlaps) | $(get late_warnings) | $(get token_regressions) | $(get lost_updates) | $(get orphans) | $(get fenced) | $(get max_inside) | $(get longest_stall_ms) ms | $(get worst_recovery_ms) ms | $(get mean_recovery_ms) ms | $(get verdict) |" >> "$table"
+  echo "| $n | $(get faults) | $(get sections) | $(get warnings) | $(get overlaps) | $(get late_warnings) | $(get token_regressions) | $(get lost_updates) | $(get orphans) | $(get fenced) | $(get max_inside) | $(get longest_stall_ms) ms | $(get worst_recovery_ms) ms | $(get mean_recovery_ms) ms | $(get verdict) |" >> "$table"
 done
 python3 - "$table" <<'PY'
 import sys

@@ -16,6 +16,7 @@ extern "C" {
 #include <boost/system/system_error.hpp>
 
 #include <deque>
+#include <future>
 #include <stdexcept>
 #include <string>
 
@@ -41,19 +42,20 @@ int on_packet(nfq_q_handle*, nfgenmsg*, nfq_data* nfa, void* data) {
     return 0;
 }
 
-// started: 0 while binding, 1 bound, -1 no NFQUEUE, -2 setns failed.
+// What the thread tells the constructor: bound, no NFQUEUE, setns failed.
 constexpr int bound = 1, no_queue = -1, no_namespace = -2;
 
 }  // namespace
 
 delayer::delayer(int namespace_fd) : stop_(::eventfd(0, EFD_CLOEXEC)) {
     if (stop_.get() < 0) throw_errno("eventfd");
-    std::atomic<int> started{0};
+    std::promise<int> started;
+    auto outcome = started.get_future();
     thread_ = std::thread([this, namespace_fd, &started] { run(namespace_fd, started); });
-    started.wait(0);
-    if (started.load() == bound) return;
+    const int how = outcome.get();
+    if (how == bound) return;
     thread_.join();
-    if (started.load() == no_namespace) throw std::runtime_error("zklock::testing: setns into a test host failed");
+    if (how == no_namespace) throw std::runtime_error("zklock::testing: setns into a test host failed");
     throw boost::system::system_error(
         zklock::error::not_supported,
         "zklock::testing: network delay needs NFQUEUE (the kernel's nfnetlink_queue) in the test's namespaces");
@@ -65,11 +67,9 @@ delayer::~delayer() {
     thread_.join();
 }
 
-void delayer::run(int namespace_fd, std::atomic<int>& started) {
-    auto report = [&](int how) {
-        started.store(how);
-        started.notify_one();
-    };
+void delayer::run(int namespace_fd, std::promise<int>& started) {
+    // set_value is the last use of `started`: the constructor may return (and destroy it) right after.
+    auto report = [&](int how) { started.set_value(how); };
     if (::setns(namespace_fd, CLONE_NEWNET) != 0) return report(no_namespace);
     queue_state q{{}, &delay_ms_};
     nfq_handle* h = nfq_open();

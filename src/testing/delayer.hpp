@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
 
 namespace zklock::testing::detail {
@@ -24,7 +25,7 @@ public:
     void set_delay(std::chrono::milliseconds d) { delay_ms_ = d.count(); }
 
 private:
-    void run(int namespace_fd, std::atomic<int>& started);
+    void run(int namespace_fd, std::promise<int>& started);
 
     std::atomic<long long> delay_ms_{0};
     unique_fd stop_;  // an eventfd: written by the destructor

@@ -66,8 +66,7 @@ struct judge {
         if (!t) return void(++v.malformed);
         ++v.sections;
         lock_state& l = locks[id];
-        l.last_entry = std::max(l.last_entry, start);
-        v.longest_stall_ns = std::max(v.longest_stall_ns, e.t - l.last_entry);
+        stall(id, l, e.t);
         l.last_entry = e.t;
         if (l.waiting_since_heal) {
             v.worst_recovery_ns = std::max(v.worst_recovery_ns, e.t - *l.waiting_since_heal);
@@ -117,6 +116,16 @@ struct judge {
         v.max_inside_read = std::max(v.max_inside_read, readers);
     }
 
+    // A lock that went from its last entry (or the start) until `now` without a new holder.
+    void stall(lock_id id, const lock_state& l, std::int64_t now) {
+        const std::int64_t from = std::max(l.last_entry, start);
+        if (now - from <= v.longest_stall_ns) return;
+        v.longest_stall_ns = now - from;
+        auto since_start = [&](std::int64_t t) { return std::to_string((t - start) / 1'000'000) + " ms"; };
+        const char* names[] = {"the mutex", "the read/write lock", "the semaphore"};
+        v.longest_stall_at = std::string(names[static_cast<int>(id)]) + ", from " + since_start(from) + " to " + since_start(now);
+    }
+
     void leave(const std::string& who) {
         for (auto& [id, l] : locks) l.inside.erase(who);
     }
@@ -148,7 +157,7 @@ struct judge {
             v.orphans += n;
             if (n > 0) problem("orphans: " + e.args[1] + " under " + e.args[0]);
         } else if (e.what == "end") {
-            for (auto& [id, l] : locks) v.longest_stall_ns = std::max(v.longest_stall_ns, e.t - std::max(l.last_entry, start));
+            for (auto& [id, l] : locks) stall(id, l, e.t);
         } else
             ++v.malformed;
     }

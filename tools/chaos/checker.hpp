@@ -31,6 +31,7 @@ struct verdict {
     unsigned long sections = 0, warnings = 0, accepted_writes = 0, fenced_writes = 0, faults = 0;
     unsigned max_inside_mutex = 0, max_inside_read = 0, max_inside_sem = 0, sem_limit = 0;
     std::int64_t longest_stall_ns = 0;    ///< the longest time any one lock went without a new holder
+    std::string longest_stall_at;         ///< which lock, from when to when (since the log's first event)
     std::int64_t worst_recovery_ns = 0;   ///< the longest time from a heal to the next entry of a lock
     std::int64_t total_recovery_ns = 0;   ///< summed over heals and locks, for the mean
     unsigned long recoveries = 0;

@@ -148,7 +148,8 @@ int run(const options& o) {
     std::ifstream in(log_path);
     const verdict v = check(in);
     for (const auto& p : v.problems) std::fprintf(stderr, "chaos: %s\n", p.c_str());
-    std::fprintf(stderr, "chaos: log %s, acquire errors (timeouts included) %lu\n", log_path.c_str(), w.errors.load());
+    std::fprintf(stderr, "chaos: log %s, acquire errors (timeouts included) %lu; longest stall: %s\n", log_path.c_str(),
+                 w.errors.load(), v.longest_stall_at.c_str());
     std::printf("chaos nemesis=%s seconds=%ld seed=%llu %s\n", o.nemesis.c_str(), o.seconds,
                 static_cast<unsigned long long>(o.seed), summary(v).c_str());
     std::fflush(stdout);
