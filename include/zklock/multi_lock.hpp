@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace zklock {
@@ -150,8 +151,7 @@ public:
                 auto& self, error_code ec = {}) mutable {
                 if (!started) {
                     self.reset_cancellation_state(asio::enable_total_cancellation());
-                    guards = std::move(owner->guards_);
-                    owner->guards_.clear();
+                    guards = std::exchange(owner->guards_, {});
                 }
                 if (started && ec && !first) first = ec;
                 const bool cancelled = started && self.get_cancellation_state().cancelled() != asio::cancellation_type::none;

@@ -38,12 +38,17 @@ lock_queue::~lock_queue()
         s->post_completion(std::move(w.second), error_code(asio::error::operation_aborted), std::size_t{0});
 }
 
-template <class Event>
-void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done, time_point at)
+void lock_queue::observe_session(time_point at)
 {
     const bool final = is_final(s->state);
     machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
                      loss_clock_ran_out(at));
+}
+
+template <class Event>
+void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done, time_point at)
+{
+    observe_session(at);
     perform(event(machine_), done, at);
     losses.set_all(machine_.has_holders() ? machine_.lost(*machine_.holder_ids().begin()) : error_code{});
     rearm();
@@ -72,9 +77,7 @@ void lock_queue::cancel_waiter(std::uint64_t id, error_code why)
 
 guard lock_queue::enter(std::uint64_t holder, error_code& why)
 {
-    const bool final = is_final(s->state);  // what the machine knows of the session, fresh (as step does)
-    machine_.observe(s->state == session_state::connected, final ? final_error(s->state) : error_code{},
-                     loss_clock_ran_out(now()));
+    observe_session(now());  // what the machine knows of the session, fresh (as step does)
     const auto seq = machine_.next_seq();
     const auto h = machine_.enter(holder, &why);
     if (h == 0 || !current_) {

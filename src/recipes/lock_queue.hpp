@@ -82,6 +82,8 @@ private:
     /// of the clock), and performs its actions.
     template <class Event>
     void step(Event event, const std::shared_ptr<pending_release>& done = nullptr, time_point at = now());
+    /// Tells the machine what it knows of the session (connected, final, loss clock run out) as of `at`.
+    void observe_session(time_point at);
     /// ... at `now`, the clock's one reading for the event.
     void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
     void complete_waiter(std::uint64_t id, error_code ec, guard g);
