@@ -126,7 +126,14 @@ network::network(std::size_t hosts)
 network::~network() { tear_down(); }
 
 void network::tear_down() noexcept {
-    for (auto& h : hosts_) h->delay.reset();
+    for (auto& h : hosts_) {
+        if (!h->delay) continue;
+        try {  // no more packets to the queue, so that the delayer's thread can unbind from it
+            run({ip_binary, "netns", "exec", h->name, restore_binary}, "*filter\nCOMMIT\n");
+        } catch (const std::exception&) {
+        }
+        h->delay.reset();
+    }
     for (auto& h : hosts_) {
         h->fd.reset();
         try {
