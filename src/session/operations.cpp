@@ -29,8 +29,13 @@ public:
     void complete(error_code ec, Args... args)
     {
         if (!owner) return;
-        if (owner->delay_answer(*this)) {
-            // A planned fault: deliver the answer once the session has noticed the dropped connection.
+        if (const auto fault = owner->answer_fault(*this); fault != session_impl::fault_mode::drop_after_send) {
+            // A planned fault: the answer (or, lost, connection_loss) once the session has noticed the
+            // dropped connection, as the C client reports the requests a broken connection took with it.
+            if (fault == session_impl::fault_mode::lose_answer) {
+                ec = zk_errc::connection_loss;
+                ((args = Args{}), ...);
+            }
             owner->wait_state(session_state::connected,
                               [o = owner, h = std::move(h), ec, ... a = std::move(args)](error_code, session_state) mutable {
                                   o->post_completion(std::move(h), ec, std::move(a)...);
@@ -132,7 +137,7 @@ bool session_impl::submit(Request* r, int rc)
     bind_cancellation(r);
     kick();
     if (!faults_.empty())
-        if (auto f = take_fault(r->kind, true)) {  // the request is on the wire (the st client flushes at once)
+        if (auto f = take_fault(r->kind, false)) {  // the request is on the wire (the st client flushes at once)
             drop_connection();
             if (f->then) f->then();
         }

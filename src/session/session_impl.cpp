@@ -401,10 +401,10 @@ void session_impl::keepalive_tick()
 }
 
 // --- Fault injection (testing/faults.hpp) -------------------------------------------------------
-std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kind, bool lose_answer)
+std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kind, bool answered)
 {
     for (auto it = faults_.begin(); it != faults_.end(); ++it)
-        if (it->kind == kind && it->lose_answer == lose_answer) {
+        if (it->kind == kind && (it->mode != fault_mode::drop_after_send) == answered) {
             auto f = std::move(*it);
             faults_.erase(it);
             return f;
@@ -412,14 +412,14 @@ std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kin
     return std::nullopt;
 }
 
-bool session_impl::delay_answer(const request_base& r)
+session_impl::fault_mode session_impl::answer_fault(const request_base& r)
 {
-    if (faults_.empty()) return false;
-    auto f = take_fault(r.kind, false);
-    if (!f) return false;
+    if (faults_.empty()) return fault_mode::drop_after_send;
+    auto f = take_fault(r.kind, true);
+    if (!f) return fault_mode::drop_after_send;
     drop_connection();
     if (f->then) f->then();
-    return true;
+    return f->mode;
 }
 
 }  // namespace zklock::detail

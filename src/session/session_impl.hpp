@@ -170,16 +170,21 @@ public:
     std::chrono::milliseconds one_look_limit() const;
 
     /// Fault injection for tests (testing/faults.hpp); on the executor.
+    enum class fault_mode {
+        drop_after_send,     ///< the connection drops once the request is sent
+        lose_answer,         ///< the connection drops when the answer arrives, and the answer is lost
+        deliver_answer_late  ///< the connection drops when the answer arrives, delivered once noticed
+    };
     struct fault_plan {
         std::string kind;
-        bool lose_answer = false;  ///< else: disconnect before the answer is delivered
+        fault_mode mode;
         std::function<void()> then;
     };
     void plan_fault(fault_plan f) { faults_.push_back(std::move(f)); }
     /// Shuts the C client's socket down (it notices and reconnects, as after a network fault).
     void drop_connection();
-    /// True if the answer to `r` must wait for the session to notice a dropped connection.
-    bool delay_answer(const request_base& r);
+    /// What a planned fault does to the answer to `r` (drop_after_send: nothing), the connection dropped.
+    fault_mode answer_fault(const request_base& r);
 
     // Called from the C callbacks (inside zookeeper_process, on the executor).
     void on_session_event(int zk_state);
@@ -272,7 +277,7 @@ private:
     void watch_handshake();
     void keepalive_tick();
     std::vector<fault_plan> faults_;
-    std::optional<fault_plan> take_fault(const char* kind, bool lose_answer);
+    std::optional<fault_plan> take_fault(const char* kind, bool answered);
 
     std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;

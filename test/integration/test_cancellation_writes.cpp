@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(a_lost_answer_is_outcome_unknown_and_the_write_is_there)
 {
     run_scene([&](scene& sc) -> asio::awaitable<void> {
         const auto mine = "after by " + sc.g.token().to_string();
-        zklock::testing::lose_next_answer(sc.s, "multi");
+        zklock::testing::lose_next_applied_answer(sc.s, "multi");
         auto [ec] = co_await sc.g.async_guarded_set_data(sc.node, mine, -1, tuple_awaitable);
         BOOST_TEST(ec == zklock::error::outcome_unknown, ec.message());
         BOOST_TEST(!zklock::is_retryable(ec));

@@ -17,9 +17,15 @@ namespace zklock::testing {
 /// runs). `then`, if given, runs right after the connection is dropped, inside the session's I/O
 /// processing: it may act on the world (freeze a server), but must not call into the session.
 
-/// Once the request has been sent, the connection is dropped: the server may still apply it, but its
-/// answer is lost (the request fails with zk_errc::connection_loss). The client reconnects by itself.
+/// Once the request has been sent, the connection is dropped: the request fails with
+/// zk_errc::connection_loss, and the server may have applied it or not (ZooKeeper drops a request whose
+/// connection closed before the request reached its pipeline). The client reconnects by itself.
 void lose_next_answer(const session& s, std::string kind, std::function<void()> then = {});
+
+/// When the answer to the request arrives (the server has applied it), the connection is dropped and the
+/// answer lost: the request fails with zk_errc::connection_loss once the session has noticed, though the
+/// server applied it. The client reconnects by itself.
+void lose_next_applied_answer(const session& s, std::string kind, std::function<void()> then = {});
 
 /// When the answer to the request arrives, the connection is dropped, and the answer is delivered only
 /// once the session has noticed (state `connecting`), as when an answer and a broken connection are
