@@ -13,7 +13,10 @@ namespace zklock {
 /// One node in a lock's queue, as any process can read it.
 struct participant {
     std::string node;  ///< full path ("/locks/x/_c_<uuid>-lock-0000000007")
-    /// "mutex", "read", "write", "lease" (a semaphore's), or "waiter" (queued for a semaphore's internal lock).
+    /// "mutex" (a mutex's, or an election candidate's: zklock::election, Curator's LeaderSelector), "read",
+    /// "write", "lease" (a semaphore's), "waiter" (queued for a semaphore's internal lock), or "latch"
+    /// (a Curator LeaderLatch candidate, or zklock's of election_style::latch). An election's leader is its
+    /// first node, which `holds`.
     std::string role;
     /// Holds the lock (or lease) now; false: waits for it (a "lease" that waits for room, see below).
     bool holds = false;

@@ -37,9 +37,10 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
 }
 
 contender::contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
-                     contender_kind kind, zklock::acl acl, bool watch_followers)
-    : s_(std::move(s)), owner_(std::move(owner)), acl_(std::move(acl)),
-      machine_(dir, "_c_" + make_uuid() + "-" + std::string(marker(kind)), kind, registry_of(*s_).permitted(dir),
+                     contender_kind kind, zklock::acl acl, bool watch_followers, std::string data, bool kazoo_name)
+    : s_(std::move(s)), owner_(std::move(owner)), acl_(std::move(acl)), data_(std::move(data)),
+      machine_(dir, protected_prefix(kazoo_name ? "__lock__" : marker(kind), kazoo_name), kind,
+               registry_of(*s_).permitted(dir),
                watch_followers)
 {
 }
@@ -82,7 +83,7 @@ void contender::perform(const contender_action& a)
     const auto r = a.round;
     switch (a.what) {
     case type::create_node:
-        s_->create(op::create{a.path, encode_node_data(s_->cfg.owner, std::nullopt), create_mode::ephemeral_sequential, acl_},
+        s_->create(op::create{a.path, data_, create_mode::ephemeral_sequential, acl_},
                    [self, r, sent_on = s_->connections](error_code ec, std::string path, stat st) {
                        bool first = false;
                        if (!ec && !self->machine_.finished())

@@ -26,8 +26,10 @@ class contender : public std::enable_shared_from_this<contender> {
 public:
     /// `owner` is held weakly: it lives as long as a lock object or a guard does, and its end abandons
     /// this contender.
+    /// `data`: what the node holds when created (core/node_data.hpp's format, or an election's id).
+    /// `kazoo_name`: named as kazoo's Lock names its nodes ("<hex>__lock__N"), not Curator's.
     contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
-              contender_kind kind, zklock::acl acl, bool watch_followers);
+              contender_kind kind, zklock::acl acl, bool watch_followers, std::string data, bool kazoo_name = false);
 
     /// `by_sequence`: create without the listing, for the owner to prove the node first (see created).
     void start(bool by_sequence = false) { perform(machine_.start(by_sequence)); }
@@ -53,6 +55,7 @@ private:
     std::shared_ptr<session_impl> s_;
     std::weak_ptr<contender_owner> owner_;
     zklock::acl acl_;
+    std::string data_;
     contender_machine machine_;
     handler<> release_done_;
     watch pred_watch_, own_watch_, followers_watch_;

@@ -11,7 +11,7 @@ namespace zklock::detail {
 
 lease_run::lease_run(std::shared_ptr<semaphore_queue> q, std::size_t n, bool one_look)
     : q_(q), s_(q->s), internal_lock_(q->internal_lock), path_(q->path), leases_dir_(q->path + "/leases"),
-      prefix_("_c_" + make_uuid() + "-lease-"), acl_(q->opts.acl),
+      prefix_(protected_prefix("lease-", false)), acl_(q->opts.acl),
       machine_(n, q->max_leases, one_look, q->schema_checked)
 {
 }

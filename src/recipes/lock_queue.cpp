@@ -287,7 +287,9 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             const bool by_sequence = memo_ && memo_->current().expects(s->connections);
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
-                                                   opts.queue.linger || opts.queue.shared);
+                                                   opts.queue.linger || opts.queue.shared,
+                                                   opts.node_data.value_or(encode_node_data(s->cfg.owner, std::nullopt)),
+                                                   opts.kazoo_name);
             if (!opts.passed_over.empty()) current_->pass_over(opts.passed_over);
             s->retain_keepalive();
             data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
@@ -362,7 +364,7 @@ void lock_queue::lease_ran_out(std::uint64_t holder)
 // request; once someone else wrote, we stop (their request is in the data, the data watch tells us).
 void lock_queue::publish_lease()
 {
-    if (!current_ || data_foreign_ || current_->node().empty()) return;
+    if (!current_ || data_foreign_ || current_->node().empty() || opts.node_data) return;
     if (writing_) {
         rewrite_ = true;
         return;

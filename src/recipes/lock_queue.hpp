@@ -24,6 +24,12 @@ struct lock_queue_options {
     zklock::acl acl = open_acl();
     /// A child of the directory that does not count as ahead of our node: the write node of a downgrade.
     std::string passed_over{};
+    /// The node's data, exactly (an election candidate's id); none: the owner, and the lease once held
+    /// (core/node_data.hpp). With it no lease is published: the data never changes.
+    std::optional<std::string> node_data{};
+    /// The node is named as kazoo's Lock names it ("<hex>__lock__N", for an exclusive kind): kazoo's
+    /// Election ignores Curator's names.
+    bool kazoo_name = false;
     friend bool operator==(const lock_queue_options&, const lock_queue_options&) = default;
 };
 

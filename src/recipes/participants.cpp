@@ -97,6 +97,7 @@ participant entry(std::string node, std::string role, bool holds)
 std::string role_of(const child_role& r)
 {
     if (r.schema == lock_schema::read_write) return r.excludes_readers ? "write" : "read";
+    if (r.schema == lock_schema::latch) return "latch";
     return "mutex";
 }
 

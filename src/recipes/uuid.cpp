@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <random>
+#include <string>
 
 namespace zklock::detail {
 
@@ -18,6 +19,14 @@ std::string make_uuid()
                   static_cast<unsigned long long>((hi >> 16) & 0xffff), static_cast<unsigned long long>(hi & 0xffff),
                   static_cast<unsigned long long>(lo >> 48), static_cast<unsigned long long>(lo & 0xffffffffffffULL));
     return buf;
+}
+
+std::string protected_prefix(std::string_view marker, bool kazoo)
+{
+    auto id = make_uuid();
+    if (!kazoo) return "_c_" + id + "-" + std::string(marker);
+    std::erase(id, '-');
+    return id + std::string(marker);
 }
 
 }  // namespace zklock::detail

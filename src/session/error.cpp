@@ -74,6 +74,9 @@ public:
         case error::not_supported:
             return "not supported here: this process lacks a privilege, or this machine a tool or kernel "
                    "feature, that the call needs";
+        case error::invalid_participant_id:
+            return "an election's participant id must be one line of text (no newline, not \"__REVOKE__\"): "
+                   "it is its node's data, which Curator and kazoo read as the id";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -6,6 +6,7 @@
 #include "session_impl.hpp"
 
 #include <atomic>
+#include <functional>
 
 namespace zklock::detail {
 
@@ -58,19 +59,25 @@ public:
     }
 
     const std::shared_ptr<session_impl>& session() const noexcept { return s_; }
+    /// Runs once, on the session's executor, if a cancellation answers the operation: the steps still
+    /// under way can stop (a wait on a watch would keep them alive until it fires).
+    void on_abort(std::function<void()> f) { on_abort_ = std::move(f); }
 
 private:
     void on_signal()
     {
         const auto type = requested_->load(std::memory_order_relaxed);
-        if (h_ && on_cancellation(type, nature_, sent_) == cancel_outcome::abort)
+        if (h_ && on_cancellation(type, nature_, sent_) == cancel_outcome::abort) {
             complete(asio::error::operation_aborted, Args{}...);
+            if (auto f = std::exchange(on_abort_, {})) f();
+        }
     }
 
     std::shared_ptr<session_impl> s_;
     handler<Args...> h_;
     op_nature nature_;
     bool sent_ = false;
+    std::function<void()> on_abort_;
     std::shared_ptr<std::atomic<unsigned>> requested_ = std::make_shared<std::atomic<unsigned>>(0u);
 };
 

@@ -51,6 +51,7 @@ void check_all(const std::vector<decide_row>& rows)
 constexpr auto ex = contender_kind::exclusive;
 constexpr auto rd = contender_kind::reader;
 constexpr auto wr = contender_kind::writer;
+constexpr auto la = contender_kind::latch;
 
 }  // namespace
 
@@ -102,11 +103,13 @@ BOOST_AUTO_TEST_CASE(markers_and_schemas_of_each_kind)
     BOOST_TEST(marker(ex) == "lock-");
     BOOST_TEST(marker(wr) == "__WRIT__");
     BOOST_TEST(marker(rd) == "__READ__");
+    BOOST_TEST(marker(la) == "latch-");
+    BOOST_TEST((schema_of(la) == lock_schema::latch));
     BOOST_TEST((schema_of(ex) == lock_schema::mutex));
     BOOST_TEST((schema_of(wr) == lock_schema::read_write));
     BOOST_TEST((schema_of(rd) == lock_schema::read_write));
     // A contender's own name classifies as its kind's schema.
-    for (auto k : {ex, wr, rd}) {
+    for (auto k : {ex, wr, rd, la}) {
         const auto role = classify("_c_u-" + std::string(marker(k)) + "0000000001");
         BOOST_TEST((role.schema == schema_of(k)));
         BOOST_TEST(role.excludes_readers == (k != rd));
@@ -114,6 +117,22 @@ BOOST_AUTO_TEST_CASE(markers_and_schemas_of_each_kind)
     BOOST_TEST(describe(lock_schema::mutex) != describe(lock_schema::read_write));
     BOOST_TEST(describe(lock_schema::read_write).find("__READ__") != std::string_view::npos);
     BOOST_TEST(describe(lock_schema::semaphore).find("leases") != std::string_view::npos);
+}
+
+// Curator's LeaderLatch: the lowest latch node leads, each watches the one just ahead, and a mutex's
+// node beside them makes the directory foreign (LeaderLatch orders every child by name).
+BOOST_AUTO_TEST_CASE(latch_lowest_leads_among_latch_nodes_only)
+{
+    const names kids{"_c_a-latch-0000000003", "_c_b-latch-0000000001", "_c_c-latch-0000000002"};
+    check_all({
+        {"head", la, kids, "_c_b-latch-0000000001", true, true, "", false, 0, {}},
+        {"second", la, kids, "_c_c-latch-0000000002", true, false, "_c_b-latch-0000000001", true, 1, {}},
+        {"third", la, kids, "_c_a-latch-0000000003", true, false, "_c_c-latch-0000000002", false, 2, {}},
+        {"a selector's node beside", la, {"_c_b-latch-0000000001", "_c_x-lock-0000000000"}, "_c_b-latch-0000000001",
+         true, true, "", false, 0, lock_schema::mutex},
+        {"a latch among mutex nodes", ex, {"_c_x-lock-0000000002", "_c_b-latch-0000000001"}, "_c_x-lock-0000000002",
+         true, true, "", false, 0, lock_schema::latch},
+    });
 }
 
 BOOST_AUTO_TEST_CASE(mutex_lowest_holds_and_each_watches_the_one_just_ahead)

@@ -13,6 +13,7 @@ std::string_view describe(lock_schema s) noexcept
     case lock_schema::mutex: return "a mutex (-lock- or kazoo's __lock__/__rlock__ nodes)";
     case lock_schema::read_write: return "a read/write lock (Curator's __READ__/__WRIT__ nodes)";
     case lock_schema::semaphore: return "a semaphore (Curator SemaphoreV2's locks and leases children)";
+    case lock_schema::latch: return "a leader latch (Curator LeaderLatch's -latch- nodes)";
     }
     return "another lock";
 }
@@ -23,13 +24,20 @@ std::string_view marker(contender_kind k) noexcept
     case contender_kind::exclusive: return "lock-";
     case contender_kind::writer: return "__WRIT__";
     case contender_kind::reader: return "__READ__";
+    case contender_kind::latch: return "latch-";
     }
     return "lock-";
 }
 
 lock_schema schema_of(contender_kind k) noexcept
 {
-    return k == contender_kind::exclusive ? lock_schema::mutex : lock_schema::read_write;
+    switch (k) {
+    case contender_kind::exclusive: return lock_schema::mutex;
+    case contender_kind::writer:
+    case contender_kind::reader: return lock_schema::read_write;
+    case contender_kind::latch: return lock_schema::latch;
+    }
+    return lock_schema::mutex;
 }
 
 namespace {
@@ -50,6 +58,7 @@ child_role classify(std::string_view name) noexcept
     if (sequenced_after(name, "__WRIT__")) return {lock_schema::read_write, true, true};
     for (std::string_view m : {"lock-", "__lock__", "__rlock__"})
         if (sequenced_after(name, m)) return {lock_schema::mutex, true, true};
+    if (sequenced_after(name, "latch-")) return {lock_schema::latch, true, true};
     return {};
 }
 

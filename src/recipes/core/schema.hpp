@@ -19,6 +19,7 @@ enum class lock_schema {
     mutex,       ///< "...lock-N" (Curator InterProcessMutex, zklock), "__lock__N" / "__rlock__N" (kazoo)
     read_write,  ///< "...__READ__N" / "...__WRIT__N" (Curator InterProcessReadWriteLock)
     semaphore,   ///< the children "locks" and "leases" (Curator InterProcessSemaphoreV2)
+    latch,       ///< "...latch-N" (Curator LeaderLatch): an election that no lock may share
 };
 
 /// Words for an error message ("a Curator read/write lock (__READ__/__WRIT__ nodes)").
@@ -29,9 +30,11 @@ enum class contender_kind {
     exclusive,  ///< a mutex node: holds when first among mutex nodes
     writer,     ///< a __WRIT__ node: holds when first among readers and writers
     reader,     ///< a __READ__ node: holds when no writer is ahead
+    latch,      ///< a -latch- node (Curator LeaderLatch's): holds when first among latch nodes
 };
 
-/// The name marker a contender of `kind` puts before ZooKeeper's sequence ("lock-", "__WRIT__", "__READ__").
+/// The name marker a contender of `kind` puts before ZooKeeper's sequence ("lock-", "__WRIT__", "__READ__",
+/// "latch-").
 std::string_view marker(contender_kind) noexcept;
 lock_schema schema_of(contender_kind) noexcept;
 
