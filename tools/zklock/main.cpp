@@ -21,12 +21,16 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
+
+int run_once(const zklock_cli::options& o);
 
 int main(int argc, char** argv)
 {
@@ -42,6 +46,19 @@ int main(int argc, char** argv)
     }
     zklock_cli::options o;
     if (auto code = zklock_cli::parse(argc, argv, o)) return *code;
+    // `elect --again`: a supervisor's loop, one session per term, until a signal reaches zklock.
+    for (;;) {
+        const auto started = std::chrono::steady_clock::now();
+        const int code = run_once(o);
+        if (!o.again || zklock_cli::interrupted) return code;
+        if (std::chrono::steady_clock::now() - started < std::chrono::seconds(1))
+            std::this_thread::sleep_for(std::chrono::seconds(1));  // a COMMAND that fails at once: no busy loop
+    }
+}
+
+// One run: connect, lock (or campaign, or an operator's action), release; zklock's exit code.
+int run_once(const zklock_cli::options& o)
+{
     int code = zklock_cli::ex_software;
     try {
         boost::asio::io_context ioc;

@@ -26,6 +26,8 @@ using std::chrono::milliseconds;
 const char* const usage_line = "usage: zklock [OPTIONS] PATH -- COMMAND [ARG...]\n"
                                "       zklock [OPTIONS] -c 'SHELL COMMAND' PATH\n"
                                "       zklock [OPTIONS] PATH   (no COMMAND: print the token, hold until stdin ends)\n"
+                               "       zklock [OPTIONS] elect [--id ID] [--style S] [--again] PATH -- COMMAND [ARG...]\n"
+                               "       zklock [--hosts HOSTS] leader [--watch] PATH\n"
                                "       zklock [--hosts HOSTS] ls|revoke|break PATH";
 
 void print_help()
@@ -114,6 +116,25 @@ Curator's or kazoo's nodes):
   break PATH    Delete every holder's node by force (an operator's last resort: the holder
                 is told through its loss signal; a zklock holder's COMMAND gets SIGTERM).
                 Prints what it removed. Exit 0, or 1 if nobody holds PATH.
+
+Leader election (by default Curator's LeaderSelector on the same PATH: zklock and Curator
+candidates take turns, and each names the same leader):
+  elect [--id ID] [--style selector|latch|kazoo] [--again] PATH -- COMMAND
+                Campaign at PATH as participant ID (default: HOSTNAME:PID; one line of text)
+                and run COMMAND while leading, with the options and environment above
+                (--timeout bounds the campaign). If leadership is lost, COMMAND gets
+                SIGTERM (SIGKILL after --kill-after) and zklock exits 70 saying why. When
+                COMMAND exits, zklock resigns: the next candidate leads at once. With
+                --again (COMMAND required) zklock campaigns again after every term, as a
+                supervisor would (a term shorter than a second is followed by a second's
+                pause), until it gets SIGINT, SIGTERM or SIGHUP. --style latch campaigns
+                beside Curator's LeaderLatch, --style kazoo beside kazoo's Election.
+  leader [--watch] PATH
+                Print who leads PATH: "ID TOKEN" (the term's fencing token), exit 0; or
+                nothing, "nobody leads" on stderr and exit 1. With --watch, print a line
+                at every change ("-" while nobody leads) until SIGINT, SIGTERM or SIGHUP
+                (exit 0). Reads zklock's, Curator's and kazoo's elections.
+  "zklock ls PATH" lists an election's candidates, their ids as OWNER, the leader HOLDS.
 
 Interrupted while connecting or waiting (SIGINT, SIGTERM, SIGHUP): zklock withdraws from
 the queue, closes its session (no lock node is left behind) and exits 128+signal.
@@ -306,6 +327,37 @@ std::optional<int> parse(int argc, char** argv, options& o)
     if (std::string why; zklock::check_hosts(o.hosts, &why))
         return usage_error("invalid " + hosts_from + " '" + shown(o.hosts) + "': " + why);
     if (i >= argc) return usage_error("missing PATH");
+    // An election's verbs, with their own options between the verb and PATH.
+    if (const std::string_view verb = argv[i]; verb == "elect" || verb == "leader") {
+        o.what = verb == "elect" ? action::elect : action::leader;
+        for (++i; i < argc; ++i) {
+            const std::string_view a = argv[i];
+            std::string v;
+            if (auto r = o.what == action::elect ? value(a, "--id", v) : std::nullopt) {
+                if (!*r) return usage_error("--id needs a value");
+                if (v.empty() || v.find_first_of("\r\n") != std::string::npos || v == "__REVOKE__")
+                    return usage_error("invalid --id '" + shown(v) + "': expected one line of text (not __REVOKE__)");
+                o.id = v;
+            } else if (auto st = o.what == action::elect ? value(a, "--style", v) : std::nullopt) {
+                if (!*st || (v != "selector" && v != "latch" && v != "kazoo"))
+                    return usage_error("invalid --style '" + shown(v) + "': expected selector, latch or kazoo");
+                o.style = v;
+            } else if (a == "--again" && o.what == action::elect) {
+                o.again = true;
+            } else if (a == "--watch" && o.what == action::leader) {
+                o.watch = true;
+            } else if (a.size() > 1 && a.front() == '-') {
+                return usage_error("unknown option '" + shown(a) + "' for '" + std::string(verb) + "'");
+            } else {
+                break;
+            }
+        }
+        if (i >= argc) return usage_error("missing PATH after '" + std::string(verb) + "'");
+        if (o.what == action::leader) {
+            if (i + 1 < argc) return usage_error("'leader PATH' takes no COMMAND");
+            if (shell) return usage_error("-c cannot be combined with 'leader'");
+        }
+    }
     // An operator's action before PATH (a PATH starts with '/', so these cannot be one).
     if (const std::string_view verb = argv[i]; verb == "ls" || verb == "revoke" || verb == "break") {
         o.what = verb == "ls" ? action::list : verb == "revoke" ? action::revoke : action::force_break;
@@ -315,7 +367,7 @@ std::optional<int> parse(int argc, char** argv, options& o)
     }
     o.path = argv[i++];
     // A lock's nodes go below PATH, so PATH itself has less room; the operators' actions only read it.
-    const bool locks = o.what == action::lock;
+    const bool locks = o.what == action::lock || o.what == action::elect;
     if (std::string why; locks ? zklock::check_lock_path(o.path, &why) : zklock::check_path(o.path, &why))
         return usage_error("invalid PATH '" + shown(o.path) + "': " + why);
     if (o.path == "/") return usage_error("invalid PATH '/': the lock needs a node of its own below the root");
@@ -325,7 +377,10 @@ std::optional<int> parse(int argc, char** argv, options& o)
         o.command = {"/bin/sh", "-c", *shell};
         return std::nullopt;
     }
-    if (i >= argc) return std::nullopt;  // no COMMAND: hold the lock until stdin ends
+    if (i >= argc) {  // no COMMAND: hold the lock until stdin ends
+        if (o.again) return usage_error("--again needs a COMMAND to run in every term");
+        return std::nullopt;
+    }
     // "PATH --" with nothing after is a COMMAND forgotten, not a request to hold without one.
     if (std::string_view(argv[i]) == "--" && ++i >= argc) return usage_error("missing COMMAND after '--'");
     for (; i < argc; ++i) o.command.emplace_back(argv[i]);

@@ -12,7 +12,8 @@
 namespace zklock_cli {
 
 /// What zklock does with PATH: lock it (and run COMMAND), or an operator's action on someone else's lock.
-enum class action { lock, list, revoke, force_break };
+/// elect: campaign in the election at PATH and run COMMAND while leading; leader: print who leads PATH.
+enum class action { lock, list, revoke, force_break, elect, leader };
 
 /// Which lock PATH is: a mutex (default), one side of a read/write lock, or a semaphore of `limit`.
 enum class lock_mode { mutex, read, write, limit };
@@ -27,6 +28,10 @@ struct options {
     int conflict_exit_code = ex_tempfail;                // -E: the exit code when not obtained in time
     std::chrono::milliseconds kill_after{5'000};
     bool verbose = false;
+    std::string id;      // elect --id: the participant id (default: hostname:pid)
+    bool again = false;  // elect --again: campaign again after each term, as a supervisor
+    std::string style = "selector";  // elect --style: selector, latch or kazoo (zklock::election_style)
+    bool watch = false;  // leader --watch: a line at every change until interrupted
     std::string path;
     // COMMAND and its arguments, or /bin/sh -c STRING for -c; empty: no COMMAND, hold the lock until stdin
     // ends or a signal comes (hold.cpp).

@@ -8,9 +8,11 @@
 #include "child.hpp"
 #include "exit_codes.hpp"
 #include "hold.hpp"
+#include "leader.hpp"
 #include "messages.hpp"
 
 #include <zklock/config.hpp>
+#include <zklock/election.hpp>
 #include <zklock/error.hpp>
 #include <zklock/guard.hpp>
 #include <zklock/multi_lock.hpp>
@@ -39,6 +41,7 @@
 namespace zklock_cli {
 
 bool close_unconfirmed = false;
+bool interrupted = false;
 
 namespace {
 
@@ -64,6 +67,14 @@ zklock::lock_item lock_of(zklock::session& s, const options& o)
     return zklock::mutex(s, o.path);
 }
 constexpr milliseconds close_limit{2'000};    // waiting for it to confirm the session's end
+
+// The participant id of `zklock elect` without --id: as the library's default owner, HOSTNAME:PID.
+std::string default_id()
+{
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
 
 // Closes the session and waits at most `limit` for the server to confirm it (its ephemeral nodes gone).
 asio::awaitable<bool> close_within(zklock::session& s, milliseconds limit)
@@ -108,7 +119,10 @@ asio::awaitable<int> run(const options& o)
     {
         auto r = co_await (s.async_connect(asio::as_tuple(asio::use_awaitable)) ||
                            interrupts.async_wait(asio::use_awaitable));
-        if (r.index() == 1) co_return co_await close_and(128 + std::get<1>(r));
+        if (r.index() == 1) {
+            interrupted = true;
+            co_return co_await close_and(128 + std::get<1>(r));
+        }
         auto [ec] = std::get<0>(r);
         if (ec == zklock::error::unresolvable_host) {
             say("cannot resolve a host name of '" + o.hosts + "': check the names and DNS (-v names it)");
@@ -124,13 +138,31 @@ asio::awaitable<int> run(const options& o)
         }
     }
 
-    if (o.what != action::lock) co_return co_await close_and(co_await admin(o, s));
+    if (o.what == action::leader) co_return co_await close_and(co_await print_leader(o, s, interrupts));
+    if (o.what != action::lock && o.what != action::elect) co_return co_await close_and(co_await admin(o, s));
+    const bool elect = o.what == action::elect;
+    // What is held, in messages: "lock /a" or "leadership of /a".
+    const std::string held_thing = (elect ? "leadership of " : "lock ") + o.path;
 
     // 2. Acquire, until the deadline (counted from the start: --timeout bounds the whole wait) or a signal.
     //    Giving up closes the session *first*: the server then drops our place in the queue (the
     //    ephemeral node) in one step, and the pending acquire completes with session_closed. (Cancelling the
     //    acquire instead would withdraw it request by request, and the session would still have to close.)
     const auto lock = lock_of(s, o);
+    std::optional<zklock::election> candidate;
+    if (elect) {
+        zklock::election_options eo;
+        eo.style = o.style == "latch"   ? zklock::election_style::latch
+                   : o.style == "kazoo" ? zklock::election_style::kazoo
+                                        : zklock::election_style::selector;
+        candidate.emplace(s, o.path, o.id.empty() ? default_id() : o.id, eo);
+    }
+    // Starts the acquire (a leadership is a guard: the handler takes it as one).
+    auto start = [&](std::optional<std::chrono::steady_clock::time_point> until, auto h) {
+        if (!candidate) return lock.start(until, std::move(h));
+        if (until) candidate->campaign_until(*until, std::move(h));
+        else candidate->campaign(std::move(h));
+    };
     zklock::guard g;
     {
         struct race {
@@ -146,9 +178,9 @@ asio::awaitable<int> run(const options& o)
             wake.cancel();
         };
         if (o.timeout && std::chrono::steady_clock::now() >= started + *o.timeout) {
-            lock.start(std::chrono::steady_clock::now(), on_acquired);  // --timeout 0, or connecting used it up: one look
+            start(std::chrono::steady_clock::now(), on_acquired);  // --timeout 0, or connecting used it up: one look
         } else {
-            lock.start(std::nullopt, on_acquired);
+            start(std::nullopt, on_acquired);
             if (o.timeout) {
                 deadline.expires_at(started + *o.timeout);
                 deadline.async_wait([st, &s](error_code ec) {
@@ -170,14 +202,17 @@ asio::awaitable<int> run(const options& o)
         error_code ec;
         std::tie(ec, g) = std::move(*st->acquired);
         // (A guard won at the last moment goes with the closed session.)
-        if (st->signal) co_return co_await close_and(128 + st->signal);
+        if (st->signal) {
+            interrupted = true;
+            co_return co_await close_and(128 + st->signal);
+        }
         if (st->timed_out || ec == zklock::error::timeout) {
-            tell(o.path + " is locked by someone else; gave up after " +
+            tell(o.path + (elect ? " is led by another candidate" : " is locked by someone else") + "; gave up after " +
                  seconds(o.timeout.value_or(milliseconds::zero())));
             co_return co_await close_and(o.conflict_exit_code);
         }
         if (ec) {
-            say("cannot lock " + o.path + ": " + ec.message());
+            say((elect ? "cannot campaign at " : "cannot lock ") + o.path + ": " + ec.message());
             co_return co_await close_and(ex_software);
         }
         // The lease starts now, a moment after the grant; when it runs out the library releases the lock
@@ -222,12 +257,15 @@ asio::awaitable<int> run(const options& o)
                                    g.async_wait_lost(asio::as_tuple(asio::use_awaitable)));
                 if (r.index() == 1) {
                     auto [sec, sig] = std::get<1>(r);
-                    if (!sec) ::kill(pid, sig);
+                    if (!sec) {
+                        ::kill(pid, sig);
+                        interrupted = true;
+                    }
                 } else if (r.index() == 2) {
                     auto [wec, why] = std::get<2>(r);
                     if (!wec) {  // success means lost; an error means released or cancelled
                         lost = why;
-                        tell("lock " + o.path + " lost while COMMAND ran (" + loss_words(why, o) +
+                        tell(held_thing + " lost while COMMAND ran (" + loss_words(why, o) +
                              "); sending SIGTERM to " + o.command[0] + " (pid " + std::to_string(pid) + ")");
                         ::kill(pid, SIGTERM);
                         killer.expires_after(o.kill_after);
@@ -245,7 +283,10 @@ asio::awaitable<int> run(const options& o)
                                    interrupts.async_wait(asio::as_tuple(asio::use_awaitable)));
                 if (r.index() == 1) {
                     auto [sec, sig] = std::get<1>(r);
-                    if (!sec) ::kill(pid, sig);
+                    if (!sec) {
+                        ::kill(pid, sig);
+                        interrupted = true;
+                    }
                 }
             }
             exited = reap(pid);
@@ -271,7 +312,7 @@ asio::awaitable<int> run(const options& o)
     if (!lost && rel && rel != zklock::error::not_held) {
         // The loss was noticed only now: COMMAND ran (at least at its end) without the lock.
         lost = rel;
-        tell("lock " + o.path + " was lost before " + (o.command.empty() ? "its release" : "COMMAND exited") + " (" +
+        tell(held_thing + " was lost before " + (o.command.empty() ? "its release" : "COMMAND exited") + " (" +
              rel.message() + ")");
     }
     co_return co_await close_and(lost ? ex_software : status);

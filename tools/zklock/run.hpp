@@ -16,4 +16,8 @@ boost::asio::awaitable<int> run(const options& o);
 // that still waits for the server (up to 4.5 s for a silent one).
 extern bool close_unconfirmed;
 
+// Set when SIGINT, SIGTERM or SIGHUP reached zklock (and was acted on, or forwarded to COMMAND): an
+// `elect --again` supervisor stops then.
+extern bool interrupted;
+
 }  // namespace zklock_cli
