@@ -153,3 +153,21 @@ BOOST_AUTO_TEST_CASE(connection_limit_reaches_but_never_exceeds_its_leases)
     BOOST_TEST(s["uses"] == "54");
     BOOST_TEST(s["dropped jobs"] == "0");
 }
+
+BOOST_AUTO_TEST_CASE(leader_scheduler_runs_each_period_once_through_leader_faults)
+{
+    temp_dir dir;
+    const auto out = dir / "out";
+    BOOST_TEST(run({EXAMPLE_LEADER_SCHEDULER, "--hosts", zk().connect_string(), "--candidates", "3", "--runs", "30",
+                    "--faults", "2", "--period-ms", "10", "--path", "/examples-test/scheduler"},
+                   180s, out, dir / "err") == 0);
+    const auto text = read_file(out);
+    BOOST_TEST_MESSAGE(text << read_file(dir / "err"));
+    auto s = summary(text);
+    BOOST_TEST(s["runs"] == "30");
+    BOOST_TEST(s["runs missing"] == "0");
+    BOOST_TEST(s["runs recorded twice"] == "0");
+    BOOST_TEST(s["runs by a deposed leader"] == "0");
+    BOOST_TEST(s["faults"] == "2");          // each fault found the leader and ended its session
+    BOOST_TEST(std::stoi(s["terms"]) >= 3);  // and each ended a term
+}
