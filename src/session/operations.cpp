@@ -131,10 +131,12 @@ bool session_impl::submit(Request* r, int rc)
         // report the end itself, not the C client's "invalid state".
         if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) ec = refusal();
         owned->fail(ec);
+        notice_silent_close();
         return false;
     }
     track(r);
     bind_cancellation(r);
+    notice_silent_close();
     kick();
     if (!faults_.empty())
         if (auto f = take_fault(r->kind, false)) {  // the request is on the wire (the st client flushes at once)

@@ -66,6 +66,28 @@ bool session_impl::leave_if_unrecoverable()
     return true;
 }
 
+// The C client sends each request as it is made (nonblocking_send, zookeeper.c), and when that send
+// fails (a connection reset by a killed server, or shut down) it closes the socket and marks itself not
+// connected, with no session event and without failing the requests already sent on that socket: it
+// reconnects at the next interest, and the server never answers them on the new connection. Nothing
+// would tell our state or our waiters that the connection was lost, and those requests would wait for
+// ever. So that loss is made what every other one is: the state goes to connecting, and each request
+// out is answered connection_loss now (it may have been applied, as after any loss); the C client's own
+// completion of it later only frees it.
+void session_impl::notice_silent_close()
+{
+    if (!zh_ || state != session_state::connected || zoo_state(zh_) != ZOO_NOTCONNECTED_STATE) return;
+    log->write(log_level::warning, "zklock: the connection to ZooKeeper broke while a request was sent; "
+                                   "the requests out on it fail with connection loss, and the client reconnects");
+    close_socket();
+    set_state(session_state::connecting);
+    for (auto& [rid, r] : std::exchange(inflight_, {})) {
+        if (r->watch) drop_watch(r->watch);
+        r->fail(zk_errc::connection_loss);
+        r->owner.reset();
+    }
+}
+
 void session_impl::process(int events)
 {
     if (!zh_ || is_final(state)) return;

@@ -210,6 +210,8 @@ private:
     void kick();
     void process(int events);
     bool leave_if_unrecoverable();
+    /// After a zoo_a* call: the C client closes its socket, silently, when a send fails (see pump.cpp).
+    void notice_silent_close();
     void sync_socket(int fd);
     void close_socket();
     void set_state(session_state s);

@@ -2,6 +2,8 @@
 #define BOOST_TEST_MODULE zklock session faults
 #include "test_util.hpp"
 
+#include <zklock/testing/faults.hpp>
+
 using namespace test;
 using zklock::create_mode;
 using zklock::session;
@@ -112,4 +114,27 @@ BOOST_AUTO_TEST_CASE(an_ensemble_losing_its_leader_keeps_the_session)
         BOOST_TEST(there.has_value(), "the ephemeral node made before the failover is gone: " << ec.message());
         ensemble.start(leader);
     }, 120s);
+}
+
+// A connection that breaks as a request is sent: the C client then closes its socket silently (no
+// session event, and the requests out on the socket are never answered on the next one). The session
+// reports that loss as any other: its state leaves connected, the request is answered, and it reconnects.
+BOOST_AUTO_TEST_CASE(a_connection_broken_under_a_send_is_reported_as_lost)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto id = s.id();
+        std::optional<session_state> left_for;
+        s.async_wait_state(session_state::connected, [&](boost::system::error_code, session_state st) { left_for = st; });
+        zklock::testing::drop_connection(s);  // shut down; the C client has not read the end of it yet
+        auto [ec, st] = co_await s.async_exists("/", tuple_awaitable);  // its send fails
+        BOOST_TEST((!ec || ec == zklock::zk_errc::connection_loss), ec.message());
+        BOOST_TEST(co_await wait_until(s, session_state::connected, 20s) == session_state::connected);
+        BOOST_TEST((left_for == session_state::connecting), "the session never reported the lost connection");
+        auto [ec2, st2] = co_await s.async_exists("/", tuple_awaitable);
+        BOOST_TEST(!ec2, ec2.message());
+        BOOST_TEST(s.id() == id);
+    }, 60s);
 }
