@@ -263,11 +263,13 @@ summary_awk=$(cat <<'AWK'
   function ratio(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b) }
   function pct(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.0f%%", 100 * a / b) }
   function dash(v) { return v == "" ? "-" : v }
+  function trim(v) { sub(/^ +/, "", v); return v }
   # A throughput row: LABEL, then where the figures are: zklock (scenario, shape), the peers (scenario, shape), key.
   function row(label, zs, zsh, ps, psh, key,   z, c, k) {
     z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key); k = get(S, "kazoo", ps, psh, key)
     if (z == "" && (c == "" && k == "" || zs != ps || zsh != psh)) return  # a variant of zklock alone
     printf "%-42s %9s %9s %9s %15s %13s\n", label, dash(z), dash(c), dash(k), ratio(z, c), ratio(z, k)
+    if (z != "" && c + 0 > 0 && z / c < goal) behind[++nbehind] = sprintf("%-42s %sx Curator", trim(label), ratio(z, c))
   }
   function floor_row(label, impl, scen, shp, floor,   v) {
     v = get(S, impl, scen, shp, "cycles_per_s")
@@ -289,6 +291,7 @@ summary_awk=$(cat <<'AWK'
       dash(get(S, impl, scen, shp, "rss_mib")), dash(get(S, impl, scen, shp, "threads"))
   }
   END {
+    goal = 3
     print title
     n = split(setups, order, " ")
     for (i = 1; i <= n; i++) {
@@ -309,6 +312,24 @@ summary_awk=$(cat <<'AWK'
           "sections_per_s")
       row("  --sessions 1 (peers: a session each)", "semaphore", "leases=3 workers=8 sessions=1", "semaphore",
           "leases=3 workers=8", "sections_per_s")
+
+      # and waiters over many paths draining at 150,000/s, as one path already does
+      for (r = 1; r <= nruns[S]; r++) {
+        split(runs[S, r], f, SUBSEP)
+        if (f[1] != "zklock" || f[2] != "waiters" || get(S, "zklock", "waiters", f[3], "paths") + 0 <= 1) continue
+        v = get(S, "zklock", "waiters", f[3], "drain_per_s")
+        if (v != "" && v + 0 < 150000)
+          behind[++nbehind] = sprintf("%-42s %s/s (goal: 150000/s)", "waiters over " get(S, "zklock", "waiters", f[3],
+            "paths") " paths drained", v)
+      }
+      # Issue 22's goal: every scenario at 3x Curator or more.
+      if (nbehind) {
+        printf "\nbehind the goal (%sx Curator in every row; waiters over many paths at 150000/s):\n", goal
+        for (b = 1; b <= nbehind; b++) print "  " behind[b]
+      } else {
+        printf "\nbehind the goal (%sx Curator in every row; waiters over many paths at 150000/s): none\n", goal
+      }
+      nbehind = 0
 
       floors(S)
       if (w != "" || p != "")
