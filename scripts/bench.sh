@@ -126,7 +126,7 @@ describe() {
   done
   scenario=$1
   case $1 in
-    uncontended|dropped|raw) params="N=$2" ;;
+    uncontended|dropped|raw|floor) params="N=$2" ;;
     contended) params="${2}x$3 K=$4" ;;
     independent) params="T=$2 K=$3" ;;
     rw) params="readers=$2 writers=$3 K=$4" ;;
@@ -148,15 +148,37 @@ record() {  # IMPLEMENTATION OUTPUT EXIT_STATUS
     END { if (rc != 0) print s "," i "," c "," p ",failed_exit_status," rc }' >>"$work/results.csv"
 }
 
+# The newest zxid among the servers and the packets they have received in all ("ZXID PACKETS"; nothing if a
+# server does not answer `srvr`). Their difference over a run is ZooKeeper's work for it, whoever the client:
+# transactions (writes, and each session's creation and close) and requests (pings included).
+zk_counts() {
+  local h out z r zxid=0 packets=0
+  for h in ${hosts//,/ }; do
+    out=$(exec 3<>"/dev/tcp/${h%:*}/${h##*:}" && printf srvr >&3 && cat <&3) 2>/dev/null || return 0
+    z=$(sed -n 's/^Zxid: //p' <<<"$out"); r=$(sed -n 's/^Received: //p' <<<"$out")
+    [ -n "$z" ] && [ -n "$r" ] || return 0
+    if (( z > zxid )); then zxid=$((z)); fi
+    packets=$((packets + r))
+  done
+  echo "$zxid $packets"
+}
+
 failed=0
 # Runs one benchmark (IMPLEMENTATION COMMAND...) and prints its line as soon as it is done; a failure is
 # reported and the job goes on.
 measure() {
-  local impl=$1 output status=0
+  local impl=$1 output status=0 before after
   shift
+  before=$(zk_counts)
   # --foreground: the benchmark stays in our process group, so that ^C reaches it too; the timeout kills the
   # command itself (zklock_bench, or the java, python or C program the peers' run execs), not its children.
   output=$(timeout --foreground -k 10 "$limit" "$@") || status=$?
+  after=$(zk_counts)
+  if [ -n "$before" ] && [ -n "$after" ] && [ -n "$output" ]; then
+    read -r b_zxid b_packets <<<"$before"; read -r a_zxid a_packets <<<"$after"
+    output=$(printf '%s\n' "$output" | awk -v i="$impl" -v t=$((a_zxid - b_zxid)) -v p=$((a_packets - b_packets)) \
+      'index($0, i " ") == 1 { $0 = $0 " zk_txns=" t " zk_packets=" p } { print }')
+  fi
   [ -z "$output" ] || printf '%s\n' "$output" | tee -a "$work/results.txt"
   record "$impl" "$output" "$status"
   if [ "$status" != 0 ]; then
@@ -169,6 +191,7 @@ measure() {
 ours() { describe "$@"; measure zklock "$bench" --hosts "$hosts" "$@"; }
 peer() { describe "${@:2}"; measure "$1" "$peers/run" "$1" "$hosts" "${@:2}"; }
 raw() { describe raw "$@"; measure raw-c "$peers/run" raw "$hosts" "$@"; }
+floor() { describe floor "$@"; measure raw-c "$bench" --hosts "$hosts" floor "$@"; }
 # A new server's first few hundred requests run in the JVM's interpreter: the floor measured then (the first
 # run of a pass) was half what the server does a minute later. A warm-up, not recorded, goes first.
 warm_up() {
@@ -187,6 +210,7 @@ begin standalone
 setups=standalone
 warm_up
 raw "$cycles"
+floor "$cycles"
 ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
 ours dropped "$cycles"  # the peers have no dropped guard: compare with their uncontended
 for shape in "4 8" "1 32"; do
@@ -198,6 +222,9 @@ ours independent 32 "$ours_independent"
 peer curator independent 32 "$peers_independent"; peer kazoo independent 32 "$peers_independent"
 ours rw 4 1 "$sections"; peer curator rw 4 1 "$sections"  # kazoo's bench has no rw or semaphore
 ours semaphore 3 8 "$sections"; peer curator semaphore 3 8 "$sections"
+# Holders overlap: a hold longer than a hand-off through the internal lock, so that max_inside reaches 3 (the
+# peers' benchmark has no hold). Its ceiling is 3 leases / 20 ms = 150 sections/s.
+ours --hold-us 20000 semaphore 3 8 "$((sections / 4))"
 ours --sessions 1 rw 4 1 "$sections"         # local sharing: one session's readers share one read node
 ours --sessions 1 semaphore 3 8 "$sections"  # local sharing: leases pass between one session's workers
 ours waiters "$peer_waiters"                 # beside the peers' below
@@ -214,6 +241,7 @@ if [ "$ensemble" = 1 ]; then
     setups+=" ensemble"
     warm_up
     raw "$cycles"
+    floor "$cycles"
     ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
     ours dropped "$cycles"
     for shape in "4 8" "1 32"; do
@@ -251,10 +279,12 @@ csv_lib=$(cat <<'AWK'
     k = $1 SUBSEP run SUBSEP $5
     if (!(k in fig)) fig[k] = $6
   }
-  function floors(setup) {  # sets two (1e6 / two serial writes) and half (half the pipelined writes/s), or ""
+  # Sets, for `setup`, the bare C client's figures: w (serial write, us), p (pipelined writes/s), serial_floor
+  # (its serial create+delete cycles/s) and paths_floor (its cycles/s on 32 paths at once), or "".
+  function floors(setup) {
     w = get(setup, "raw-c", "raw", "", "serial_write_us"); p = get(setup, "raw-c", "raw", "", "pipelined_writes_per_s")
-    two = w + 0 > 0 ? sprintf("%.0f", 1e6 / (2 * w)) : ""
-    half = p + 0 > 0 ? sprintf("%.0f", p / 2) : ""
+    serial_floor = get(setup, "raw-c", "floor", "", "serial_cycles_per_s")
+    paths_floor = get(setup, "raw-c", "floor", "", "pipelined_cycles_per_s")
   }
 AWK
 )
@@ -269,7 +299,26 @@ summary_awk=$(cat <<'AWK'
     z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key); k = get(S, "kazoo", ps, psh, key)
     if (z == "" && (c == "" && k == "" || zs != ps || zsh != psh)) return  # a variant of zklock alone
     printf "%-42s %9s %9s %9s %15s %13s\n", label, dash(z), dash(c), dash(k), ratio(z, c), ratio(z, k)
+    shown[++nshown] = label SUBSEP zs SUBSEP zsh SUBSEP ps SUBSEP psh
     if (z != "" && c + 0 > 0 && z / c < goal) behind[++nbehind] = sprintf("%-42s %sx Curator", trim(label), ratio(z, c))
+  }
+  # ZooKeeper's work for one operation of a run: "transactions / requests", from the servers' own counts.
+  function work(impl, scen, shp,   ops, t, q) {
+    ops = get(S, impl, scen, shp, "sections"); if (ops == "") ops = get(S, impl, scen, shp, "cycles")
+    t = get(S, impl, scen, shp, "zk_txns"); q = get(S, impl, scen, shp, "zk_packets")
+    return (ops + 0 == 0 || t == "") ? "-" : sprintf("%.2f / %.2f", t / ops, q / ops)
+  }
+  function work_table(   r, f) {
+    printf "\nZooKeeper's work per section or cycle: transactions / requests received (the servers' counts over the\n"
+    printf "run; a session's opening and closing are a transaction each, pings are requests)\n"
+    printf "%-42s %15s %15s %15s\n", "", "zklock", "Curator", "kazoo"
+    for (r = 1; r <= nshown; r++) {
+      split(shown[r], f, SUBSEP)
+      printf "%-42s %15s %15s %15s\n", f[1], work("zklock", f[2], f[3]),
+        f[2] == f[4] && f[3] == f[5] || f[1] ~ /peers/ ? work("curator", f[4], f[5]) : "-",
+        f[2] == f[4] && f[3] == f[5] || f[1] ~ /peers/ ? work("kazoo", f[4], f[5]) : "-"
+    }
+    nshown = 0
   }
   function floor_row(label, impl, scen, shp, floor,   v) {
     v = get(S, impl, scen, shp, "cycles_per_s")
@@ -310,6 +359,8 @@ summary_awk=$(cat <<'AWK'
           "readers=4 writers=1", "sections_per_s")
       row("semaphore 3 of 8 sections_per_s", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8",
           "sections_per_s")
+      row("  holding 20 ms (ceiling 150; zklock alone)", "semaphore", "leases=3 workers=8 hold_us=20000", "-", "-",
+          "sections_per_s")
       row("  --sessions 1 (peers: a session each)", "semaphore", "leases=3 workers=8 sessions=1", "semaphore",
           "leases=3 workers=8", "sections_per_s")
 
@@ -331,22 +382,25 @@ summary_awk=$(cat <<'AWK'
       }
       nbehind = 0
 
+      work_table()
+
       floors(S)
       if (w != "" || p != "")
         printf "\nthe bare C client: serial write %s us, serial read %s us, pipelined writes %s/s\n", dash(w),
           dash(get(S, "raw-c", "raw", "", "serial_read_us")), dash(p)
-      if (two != "") {
-        printf "of the floor of two serial writes a cycle, 1e6 / (2 x %s us) = %s cycles/s:\n", w, two
-        floor_row("zklock uncontended (awaited)", "zklock", "uncontended", "", two)
-        floor_row("zklock dropped", "zklock", "dropped", "", two)
-        floor_row("Curator uncontended", "curator", "uncontended", "", two)
-        floor_row("kazoo uncontended", "kazoo", "uncontended", "", two)
+      if (serial_floor != "") {
+        printf "of its serial lock-free cycle, create(ephemeral, sequential) then delete: %s cycles/s (%s us a cycle):\n",
+          serial_floor, get(S, "raw-c", "floor", "", "serial_cycle_us")
+        floor_row("zklock uncontended (awaited)", "zklock", "uncontended", "", serial_floor)
+        floor_row("zklock dropped", "zklock", "dropped", "", serial_floor)
+        floor_row("Curator uncontended", "curator", "uncontended", "", serial_floor)
+        floor_row("kazoo uncontended", "kazoo", "uncontended", "", serial_floor)
       }
-      if (half != "") {
-        printf "of half the pipelined writes (two writes a cycle), %s / 2 = %s cycles/s:\n", p, half
-        floor_row("zklock independent T=32", "zklock", "independent", "T=32", half)
-        floor_row("Curator independent T=32", "curator", "independent", "T=32", half)
-        floor_row("kazoo independent T=32", "kazoo", "independent", "T=32", half)
+      if (paths_floor != "") {
+        printf "of such cycles on 32 paths at once, on one session: %s cycles/s:\n", paths_floor
+        floor_row("zklock independent T=32", "zklock", "independent", "T=32", paths_floor)
+        floor_row("Curator independent T=32", "curator", "independent", "T=32", paths_floor)
+        floor_row("kazoo independent T=32", "kazoo", "independent", "T=32", paths_floor)
       }
 
       queues = 0  # waiters and cancel runs, in the order they ran (cancel: cancel_s and cancels/s)
@@ -376,11 +430,11 @@ chart_awk=$(cat <<'AWK'
       floors(S)
       if (i > 1) printf "\n\n"
       printf "# %s: scenario zklock curator kazoo floor (operations/s)\n", S
-      bars("uncontended", "uncontended", "", "uncontended", "", "cycles_per_s", two)
-      bars("dropped", "dropped", "", "-", "", "cycles_per_s", two)
+      bars("uncontended", "uncontended", "", "uncontended", "", "cycles_per_s", serial_floor)
+      bars("dropped", "dropped", "", "-", "", "cycles_per_s", serial_floor)
       bars("contended 4x8", "contended", "4x8", "contended", "4x8", "sections_per_s", "")
       bars("contended 1x32", "contended", "1x32", "contended", "1x32", "sections_per_s", "")
-      bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", half)
+      bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", paths_floor)
       bars("rw 4r+1w", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s", "")
       bars("semaphore 3/8", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8", "sections_per_s", "")
     }

@@ -11,6 +11,8 @@
 //     cancel W           W coroutines queue behind a held lock, then each is cancelled, in random order
 //     rw R W K           R readers and W writers (a session each) on one shared_mutex, K sections (bench/bench_rw.cpp)
 //     semaphore N T K    T workers (a session each) on one semaphore of N leases, K sections (bench/bench_semaphore.cpp)
+//     floor N            the bare C client, no recipe: N serial create+delete cycles, then such cycles on 32
+//                        paths at once (bench/bench_floor.cpp): the floor of a lock cycle
 //     serve [SERVERS]    start a ZooKeeper server (SERVERS >= 3: an ensemble on loopback), print its connect
 //                        string, run until stdin closes or SIGTERM
 // --sessions N runs rw's and semaphore's workers on N sessions instead (their local sharing); --hold-us US
@@ -231,7 +233,7 @@ int main(int argc, char** argv)
         }
         const bool pool = sc == "rw" || sc == "semaphore";  // the scenarios whose workers --sessions shares out
         const bool two = sc == "independent" || sc == "waiters";
-        if (sc != "uncontended" && sc != "contended" && sc != "dropped" && sc != "cancel" && !two && !pool)
+        if (sc != "uncontended" && sc != "contended" && sc != "dropped" && sc != "cancel" && sc != "floor" && !two && !pool)
             throw usage_error("unknown scenario " + sc);
         if (sc == "waiters") {
             if (n.empty() || n.size() > 2) throw usage_error("waiters takes W and optionally PATHS");
@@ -241,6 +243,7 @@ int main(int argc, char** argv)
             expect_args(o, sc == "contended" || pool ? 3 : two ? 2 : 1);
         }
         if (sc == "independent" && n[0] == 0) throw usage_error("independent needs a coroutine");
+        if (sc == "floor" && n[0] == 0) throw usage_error("floor needs a cycle");
         if ((o.sessions > 0 || o.hold_us > 0) && !pool)
             throw usage_error("--sessions and --hold-us are for rw and semaphore");
         if (o.linger && sc == "semaphore") throw usage_error("--linger does not apply to the semaphore");
@@ -258,6 +261,7 @@ int main(int argc, char** argv)
         else if (sc == "independent") run(zklock_bench::independent(o, n[0], n[1]));
         else if (sc == "dropped") run(zklock_bench::dropped(o, n[0]));
         else if (sc == "cancel") run(zklock_bench::cancel(o, n[0]));
+        else if (sc == "floor") zklock_bench::floor(o, n[0]);
         else run(zklock_bench::waiters(o, n[0], n[1]));
         std::fflush(stdout);
         return 0;
@@ -266,7 +270,7 @@ int main(int argc, char** argv)
                      "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] "
                      "[--sessions N] [--hold-us US] uncontended N | contended SESSIONS THREADS SECTIONS | waiters W [PATHS] | "
                      "rw READERS WRITERS SECTIONS | semaphore LEASES WORKERS SECTIONS | independent THREADS CYCLES | "
-                     "dropped N | cancel W | serve [SERVERS]\n",
+                     "dropped N | cancel W | floor N | serve [SERVERS]\n",
                      e.what());
         return 2;
     } catch (const std::exception& e) {

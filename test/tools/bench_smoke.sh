@@ -34,4 +34,6 @@ expect "waiters=200 paths=20 " waiters 200 20
 expect "cancel waiters=200 " cancel 200
 expect "violations=0" rw 2 1 60
 expect "violations=0" --sessions 1 semaphore 2 4 60
+expect "violations=0" --hold-us 1000 semaphore 2 4 40
+expect "serial_cycles_per_s=" floor 20
 exit "$failed"

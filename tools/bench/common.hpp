@@ -173,5 +173,7 @@ asio::awaitable<void> independent(options o, std::size_t threads, std::size_t cy
 asio::awaitable<void> dropped(options o, std::size_t n);
 asio::awaitable<void> waiters(options o, std::size_t w, std::size_t paths);
 asio::awaitable<void> cancel(options o, std::size_t w);
+/// The bare C client's own cycles, without Asio (bench_floor.cpp).
+void floor(const options& o, std::size_t n);
 
 }  // namespace zklock_bench
