@@ -153,6 +153,7 @@ void session_impl::start_request(const char* kind, error_code refused, handler<A
         post_completion(std::move(h), refused, Args{}...);
         return;
     }
+    if (!removes_.empty()) send_removes();  // the deletes held back go first: the session's order
     auto* r = new request<Args...>(kind);
     r->owner = shared_from_this();
     r->h = std::move(h);
@@ -185,6 +186,40 @@ void session_impl::create(op::create c, handler<std::string, stat> h)
 }
 
 void session_impl::remove(std::string path, int version, handler<> h)
+{
+    if (auto ec = refusal(path); ec || asio::get_associated_cancellation_slot(h).is_connected())
+        return remove_now(std::move(path), version, std::move(h));
+    removes_.push_back({std::move(path), version, std::move(h)});
+    if (removes_.size() == 1)
+        asio::post(ex, [self = shared_from_this()] { self->send_removes(); });
+}
+
+void session_impl::send_removes()
+{
+    auto held = std::exchange(removes_, {});
+    if (held.size() == 1) return remove_now(std::move(held[0].path), held[0].version, std::move(held[0].h));
+    for (std::size_t from = 0; from < held.size(); from += max_removes_in_one_multi) {
+        const auto to = std::min(held.size(), from + max_removes_in_one_multi);
+        std::vector<multi_op> ops;
+        std::vector<held_remove> batch;
+        for (auto i = from; i < to; ++i) {
+            ops.push_back(op::remove{held[i].path, held[i].version});
+            batch.push_back(std::move(held[i]));
+        }
+        // Its kind is "remove": a fault planned for a delete (testing/faults.hpp) hits the batch.
+        multi_as("remove", std::move(ops), [self = shared_from_this(), batch = std::move(batch)](
+                                               error_code ec, std::vector<multi_result>) mutable {
+            // One operation's own error (no node, a version, no auth) failed them all: each again, alone.
+            const bool ones_own = ec && ec.category() == zookeeper_category() && !is_retryable(ec) && !self->refusal();
+            for (auto& r : batch) {
+                if (ones_own) self->remove_now(std::move(r.path), r.version, std::move(r.h));
+                else self->post_completion(std::move(r.h), ec);
+            }
+        });
+    }
+}
+
+void session_impl::remove_now(std::string path, int version, handler<> h)
 {
     using req_t = request<>;
     start_request("remove", refusal(path), std::move(h), {}, [&](req_t& r) {
@@ -272,6 +307,11 @@ void session_impl::set_data(std::string path, std::string data, int version, han
 
 void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
 {
+    multi_as("multi", std::move(ops), std::move(h));
+}
+
+void session_impl::multi_as(const char* kind, std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
+{
     error_code ec = refusal();
     for (const auto& o : ops) {
         if (ec) break;
@@ -288,7 +328,7 @@ void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_re
         return;
     }
     using req_t = request<std::vector<multi_result>>;
-    start_request("multi", ec, std::move(h), {}, [&](req_t& r) {
+    start_request(kind, ec, std::move(h), {}, [&](req_t& r) {
         const auto n = ops.size();
         r.ops.resize(n);
         r.results.resize(n);

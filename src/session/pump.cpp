@@ -202,7 +202,7 @@ void session_impl::uncork()
 void session_impl::close_socket()
 {
     ++sock_gen_;
-    corked_ = false;
+    uncork();  // what this turn wrote leaves now: the C client still owns the connection (zookeeper_close)
     read_armed_ = write_armed_ = false;
     if (sock_.is_open()) {
         error_code ignored;

@@ -262,6 +262,7 @@ void session_impl::on_handle_closed()
 void session_impl::close(error_code why)
 {
     if (is_final(state)) return;
+    if (!removes_.empty()) send_removes();  // handed to the C client, which flushes them as it closes
     enter_final(session_state::closed, why);
 }
 

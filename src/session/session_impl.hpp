@@ -145,6 +145,9 @@ public:
     void get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h);
     void set_data(std::string path, std::string data, int version, handler<stat> h);
     void multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
+    /// Sends the deletes that remove() holds back (see removes_). Done before any other request, so that
+    /// the session's order is kept, and at the end of the turn that queued them.
+    void send_removes();
 
     /// The server's id and password of this session (empty password before the first connect), for
     /// testing::kill_session.
@@ -251,6 +254,20 @@ private:
     bool timer_armed_ = false;
     asio::steady_timer connect_timer_;
     handler<> connect_handler_;
+
+    // Deletes made one after another in one turn of the loop (a release of many locks, a drain) go as
+    // one multi: one transaction for the server instead of one each. A multi fails as a whole, so when
+    // it fails each delete is sent again alone and gets its own answer. A delete whose handler can be
+    // cancelled goes alone at once.
+    struct held_remove {
+        std::string path;
+        int version = -1;
+        handler<> h;
+    };
+    std::vector<held_remove> removes_;
+    static constexpr std::size_t max_removes_in_one_multi = 1000;  // far below jute.maxbuffer (1 MiB)
+    void remove_now(std::string path, int version, handler<> h);
+    void multi_as(const char* kind, std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
 
     std::unordered_map<std::uint64_t, request_base*> inflight_;
     std::uint64_t next_request_ = 1;

@@ -8,6 +8,7 @@
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
+#include <algorithm>
 #include <optional>
 
 using namespace test;
@@ -113,6 +114,68 @@ BOOST_AUTO_TEST_CASE(ten_thousand_operations_in_flight_need_no_thread)
         auto names = co_await children(s, base);
         BOOST_TEST(names.size() == 10000u);
     }, 120s);
+}
+
+// Deletes made one after another in one turn go as one multi (one transaction); a failed multi sends each
+// again alone, so every delete still gets its own answer; and a request made after them in the same turn
+// still reaches the server after them.
+BOOST_AUTO_TEST_CASE(deletes_of_one_turn_are_one_request_and_each_gets_its_own_answer)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("deletes");
+        co_await make_parent(s, base);
+        auto make = [&](int n) -> asio::awaitable<void> {
+            for (int i = 0; i < n; ++i) {
+                auto [ec, p, st] = co_await s.async_create(base + "/n" + std::to_string(i), "", create_mode::persistent,
+                                                           tuple_awaitable);
+                BOOST_TEST(!ec);
+            }
+        };
+        std::vector<std::optional<error_code>> answers;
+        // Plain callbacks: no cancellation slot, so the deletes may wait for the end of the turn.
+        auto remove_all = [&](std::vector<std::string> names) {
+            answers.assign(names.size(), std::nullopt);
+            for (std::size_t i = 0; i < names.size(); ++i)
+                s.async_remove(base + "/" + names[i], -1, [&answers, i](error_code ec) { answers[i] = ec; });
+        };
+        auto all_answered = [&]() -> asio::awaitable<bool> {
+            co_return std::all_of(answers.begin(), answers.end(), [](const auto& a) { return a.has_value(); });
+        };
+
+        co_await make(5);
+        auto before = s.stats().requests;
+        remove_all({"n0", "n1", "n2", "n3", "n4"});
+        BOOST_TEST(co_await eventually(all_answered, 10s));
+        BOOST_TEST(s.stats().requests - before == 1u);  // one multi
+        for (const auto& a : answers) BOOST_TEST(!*a);
+        const auto none_left = co_await children(s, base);
+        BOOST_TEST(none_left.empty());
+
+        // One of them has nothing to delete: the multi fails as a whole, and each is sent again alone.
+        co_await make(3);
+        remove_all({"n0", "missing", "n2"});
+        BOOST_TEST(co_await eventually(all_answered, 10s));
+        BOOST_TEST(!*answers[0]);
+        BOOST_TEST(*answers[1] == zklock::zk_errc::no_node);
+        BOOST_TEST(!*answers[2]);
+        const auto left = co_await children(s, base);  // (GCC 12: no braced temporary inside a co_await expression)
+        BOOST_TEST(left.size() == 1u);
+        BOOST_TEST(left.front() == "n1");
+
+        // A create after a delete in the same turn: the delete is sent first, so the create finds no node.
+        std::optional<error_code> created;
+        remove_all({"n1"});
+        s.async_create(base + "/n1", "again", create_mode::persistent,
+                       [&](error_code ec, std::string, zklock::stat) { created = ec; });
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return created && answers[0]; }, 10s));
+        BOOST_TEST(!*answers[0]);
+        BOOST_TEST(!*created);
+        auto [ec, data, st] = co_await s.async_get_data(base + "/n1", tuple_awaitable);
+        BOOST_TEST(data == "again");
+    });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
