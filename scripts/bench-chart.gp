@@ -5,8 +5,8 @@
 # CHART_DAT (bench.sh writes it as chart.dat) holds one block per setup, in the order SETUPS names them
 # ("standalone" or "standalone ensemble"), blocks separated by two blank lines. A row per group of bars:
 #   "label" zklock curator kazoo floor      (operations/s; NaN: no figure, a gap)
-# floor: the bare C client's ceiling for that scenario (two serial writes a cycle for uncontended and dropped,
-# half the pipelined writes for independent). Works with gnuplot-nox (terminal svg).
+# floor: the bare C client's own lock-free cycle, create(ephemeral, sequential) then delete (serial for
+# uncontended and dropped, on 32 paths at once for independent: zklock_bench floor). Works with gnuplot-nox (terminal svg).
 
 datafile = ARG1
 setups = ARG4
@@ -47,8 +47,8 @@ tic_label(s) = words(s) < 2 ? s : word(s, 1) . "\n" . s[strlen(word(s, 1)) + 2:]
 # A row with no figure at all (gnuplot functions take an argument: this one is unused).
 nothing_ran(unused) = strcol(2) eq "NaN" && strcol(3) eq "NaN" && strcol(4) eq "NaN" && strcol(5) eq "NaN"
 
-floor_note = "floor: the bare C client on the same server (uncontended, dropped: two serial writes a cycle; " . \
-             "independent: half its pipelined writes/s)"
+floor_note = "floor: the bare C client on the same server, create + delete with no recipe (uncontended, dropped: " . \
+             "serial; independent: on 32 paths at once)"
 set multiplot layout panels, 1 title ARG3 . "\n" . floor_note font ",12"
 # Per panel: the four sets of bars, each bar's figure above it, and the groups' names under them (with
 # "not run" over a group that has no figure at all).

@@ -9,6 +9,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <poll.h>
+#include <sys/ioctl.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -50,6 +51,12 @@ public:
                      0};
             ::poll(&p, fd >= 0 ? 1 : 0, static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
             zookeeper_process(zh_, ((p.revents & POLLIN) ? ZOOKEEPER_READ : 0) | ((p.revents & POLLOUT) ? ZOOKEEPER_WRITE : 0));
+            // It reads one answer per call: the answers already in the socket are read before polling
+            // again, as zklock's pump does, so that the floor is the server's and not this loop's.
+            int available = 0;
+            while (fd >= 0 && ::ioctl(fd, FIONREAD, &available) == 0 && available > 0 &&
+                   zookeeper_process(zh_, ZOOKEEPER_READ) == ZOK) {
+            }
         }
     }
 
