@@ -294,13 +294,16 @@ summary_awk=$(cat <<'AWK'
   function pct(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.0f%%", 100 * a / b) }
   function dash(v) { return v == "" ? "-" : v }
   function trim(v) { sub(/^ +/, "", v); return v }
+  function word1(v,   w) { split(v, w, " "); return w[1] }
   # A throughput row: LABEL, then where the figures are: zklock (scenario, shape), the peers (scenario, shape), key.
   function row(label, zs, zsh, ps, psh, key,   z, c, k) {
     z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key); k = get(S, "kazoo", ps, psh, key)
     if (z == "" && (c == "" && k == "" || zs != ps || zsh != psh)) return  # a variant of zklock alone
     printf "%-42s %9s %9s %9s %15s %13s\n", label, dash(z), dash(c), dash(k), ratio(z, c), ratio(z, k)
     shown[++nshown] = label SUBSEP zs SUBSEP zsh SUBSEP ps SUBSEP psh
-    if (z != "" && c + 0 > 0 && z / c < goal) behind[++nbehind] = sprintf("%-42s %sx Curator", trim(label), ratio(z, c))
+    if (label !~ /^ /) parent = label
+    if (z != "" && c + 0 > 0 && z / c < goal)  # a variant row is named with its parent's
+      behind[++nbehind] = sprintf("%-42s %sx Curator", label ~ /^ / ? word1(parent) ", " trim(label) : label, ratio(z, c))
   }
   # ZooKeeper's work for one operation of a run: "transactions / requests", from the servers' own counts.
   function work(impl, scen, shp,   ops, t, q) {
