@@ -287,7 +287,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             const bool by_sequence = memo_ && memo_->current().expects(s->connections);
             // A lingering node, and a read node that readers join, need to know who queues behind them.
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
-                                                   opts.queue.linger || opts.queue.shared,
+                                                   opts.queue.linger,
                                                    opts.node_data.value_or(encode_node_data(s->cfg.owner, std::nullopt)),
                                                    opts.kazoo_name);
             if (!opts.passed_over.empty()) current_->pass_over(opts.passed_over);

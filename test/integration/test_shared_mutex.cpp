@@ -148,6 +148,53 @@ BOOST_AUTO_TEST_CASE(a_reader_queues_behind_a_waiting_writer)
     });
 }
 
+// A session's readers may join its held read node beyond the hand-off bound only until a writer of another
+// session is seen queueing behind it. The node asks who follows at its first join: without that look, a
+// session whose readers overlap without pause would keep the writer out for ever.
+BOOST_AUTO_TEST_CASE(readers_joining_without_pause_let_a_waiting_writer_in)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("rw-cohort");
+        shared_mutex a(ss[0], path), b(ss[1], path);
+        auto held = co_await a.acquire_shared(5s, use_awaitable);
+        bool writer_in = false, reader_beside_writer = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto w = co_await b.acquire(10s, use_awaitable);
+            writer_in = true;
+            reader_beside_writer = held.owns_lock();
+            co_await w.release(use_awaitable);
+        }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return count_with(co_await children(ss[0], path), "__WRIT__") == 1;
+        }));
+        // Each new reader joins before the one before it leaves: the read node is never free.
+        constexpr int most = 200000;
+        int joins = 0;
+        for (; joins < most; ++joins) {
+            auto [ec, next] = co_await a.try_acquire_shared(tuple_awaitable);
+            if (ec) {
+                BOOST_TEST(ec == zklock::error::timeout);
+                break;
+            }
+            co_await held.release(use_awaitable);
+            held = std::move(next);
+        }
+        BOOST_TEST_MESSAGE("readers joined " << joins << " times before the writer was seen");
+        BOOST_TEST(joins < most);  // the writer was seen, and the joins stopped
+        BOOST_TEST(joins >= 9);    // within the bound (10 grants a node) joins are never refused
+        BOOST_TEST(!writer_in);
+        co_await held.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return writer_in; }));
+        BOOST_TEST(!reader_beside_writer);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path)).empty();
+        }));
+    });
+}
+
 BOOST_AUTO_TEST_CASE(local_readers_share_one_read_node)
 {
     asio::io_context ioc;

@@ -212,12 +212,22 @@ BOOST_FIXTURE_TEST_CASE(shared_readers_hold_together_within_the_bound, fixture)
     BOOST_TEST(at().on_followers_waiting().empty());  // a writer queues behind the read node
     auto out = at().on_acquired();
     BOOST_TEST(granted(out) == (ids{1, 2, 3}));  // one grant and two joins
-    BOOST_TEST(out[4].seq == 2u);
+    BOOST_TEST(the(out, Q::grant, 2).seq == 2u);
     BOOST_TEST(acquire(6).empty());  // the bound is reached: a writer elsewhere gets its turn
-    BOOST_TEST(kinds(release(out[0].holder)) == "release_done");
-    BOOST_TEST(kinds(release(out[2].holder)) == "release_done");
-    BOOST_TEST(kinds(release(out[4].holder)) == "cancel_loss_clock release_contender start_contender");
+    BOOST_TEST(kinds(release(holder(out, 1))) == "release_done");
+    BOOST_TEST(kinds(release(holder(out, 2))) == "release_done");
+    BOOST_TEST(kinds(release(holder(out, 3))) == "cancel_loss_clock release_contender start_contender");
     BOOST_TEST(granted(at().on_acquired()) == (ids{4, 5, 6}));  // no writer behind the new node: all join
+}
+
+BOOST_FIXTURE_TEST_CASE(a_read_node_asks_for_its_followers_at_its_first_join, fixture)
+{
+    remake(true, 10, false);
+    acquire(1);
+    // A reader alone pays no listing and no watch for followers: there is nobody to let in beyond the bound.
+    BOOST_TEST(kinds(at().on_acquired()) == "grant arm_loss_clock start_own_watch_clock");
+    BOOST_TEST(kinds(acquire(2)) == "grant arm_loss_clock watch_followers");
+    BOOST_TEST(kinds(acquire(3)) == "grant arm_loss_clock");  // asked once a node
 }
 
 BOOST_FIXTURE_TEST_CASE(readers_join_without_bound_until_a_writer_queues_even_with_limit_zero, fixture)

@@ -288,10 +288,10 @@ BOOST_FIXTURE_TEST_CASE(a_held_node_is_watched_after_a_moment_or_at_once_for_a_l
     BOOST_TEST(at().on_own_watch_due().empty());
 }
 
-BOOST_FIXTURE_TEST_CASE(readers_and_lingering_nodes_are_watched_from_the_start, fixture)
+BOOST_FIXTURE_TEST_CASE(lingering_nodes_are_watched_from_the_start, fixture)
 {
     for (const bool shared : {true, false}) {
-        remake(shared, 10, !shared);
+        remake(shared, 10, true);
         acquire(1);
         const auto out = at().on_acquired();
         BOOST_TEST(kinds(out) == "grant arm_loss_clock");  // the shell's contender watches already

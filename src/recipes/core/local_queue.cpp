@@ -54,8 +54,9 @@ void local_queue::advance(actions& out)
     }
     if (!contender_) {
         contender_ = true;
-        // The shell starts read and lingering nodes' contenders watching their followers and their own node.
-        const bool watching_from_start = opts_.shared || opts_.linger;
+        // The shell starts a lingering node's contender watching its followers and its own node: an idle
+        // node must go as soon as another process queues, or is deleted.
+        const bool watching_from_start = opts_.linger;
         followers_waiting_ = false;  // a new node: nobody queues behind it yet (heard before or after acquired)
         followers_watched_ = watching_from_start;
         followers_clear_ = false;
@@ -92,6 +93,11 @@ void local_queue::grant(actions& out)
     if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = type::start_own_watch_clock});
     // The first local hand-off: ask the contender who queues behind the node, so that the answer is in
     // (usually) before the bound is reached.
+    // A read node's first join asks too: beyond the bound, readers join only until a writer queues.
+    if (opts_.shared && !followers_watched_ && grants_ >= 2) {
+        followers_watched_ = true;
+        out.push_back({.what = type::watch_followers});
+    }
     if (!opts_.shared && opts_.handoff_limit > 0 && !followers_watched_ && grants_ >= 2 && should_look()) {
         followers_watched_ = true;
         out.push_back({.what = type::watch_followers});

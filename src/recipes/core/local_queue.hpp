@@ -139,9 +139,11 @@ public:
 private:
     bool node_usable() const noexcept { return node_held_ && connected_; }
     /// Lock cohorting bounded by real contention: beyond `handoff_limit` grants the node stays only while
-    /// nobody else queues behind it (another process, or for readers a writer). Readers always watch for
-    /// followers; a mutex's node is asked to at its first local hand-off, and beyond the bound it passes
-    /// on only once the contender has looked and found nobody (followers_clear_). A limit of 0 stays strict.
+    /// nobody else queues behind it (another process, or for readers a writer). The contender is asked to
+    /// watch for followers at a node's first join (readers) or first local hand-off (a mutex), not before:
+    /// a lone holder would pay a listing and a watch for nothing. Readers beyond the bound join until a
+    /// writer is seen; a mutex's node passes on only once the contender has looked and found nobody
+    /// (followers_clear_). A limit of 0 stays strict.
     bool within_bound() const noexcept
     {
         if (grants_ <= opts_.handoff_limit || followers_waiting_) return grants_ <= opts_.handoff_limit;
