@@ -33,7 +33,7 @@ set yrange [ymin:ymax]
 set format y "%.0f"
 set ylabel "operations/s (log scale)"
 set grid ytics lc rgb "#dddddd"
-set xrange [-0.6:6.6]
+set xrange [-0.6:7.6]
 set xtics scale 0 nomirror
 set key top left horizontal samplen 1.5 font ",12"
 set border 3

@@ -221,6 +221,7 @@ ours --local-handoff-limit 0 contended 4 8 "$sections"  # ablation: every hand-o
 ours independent 32 "$ours_independent"
 peer curator independent 32 "$peers_independent"; peer kazoo independent 32 "$peers_independent"
 ours rw 4 1 "$sections"; peer curator rw 4 1 "$sections"  # kazoo's bench has no rw or semaphore
+ours rw 16 1 "$sections"; peer curator rw 16 1 "$sections"
 ours semaphore 3 8 "$sections"; peer curator semaphore 3 8 "$sections"
 # Holders overlap: a hold longer than a hand-off through the internal lock, so that max_inside reaches 3 (the
 # peers' benchmark has no hold). Its ceiling is 3 leases / 20 ms = 150 sections/s.
@@ -360,6 +361,7 @@ summary_awk=$(cat <<'AWK'
       row("rw 4r+1w sections_per_s", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s")
       row("  --sessions 1 (peers: a session each)", "rw", "readers=4 writers=1 sessions=1", "rw",
           "readers=4 writers=1", "sections_per_s")
+      row("rw 16r+1w sections_per_s", "rw", "readers=16 writers=1", "rw", "readers=16 writers=1", "sections_per_s")
       row("semaphore 3 of 8 sections_per_s", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8",
           "sections_per_s")
       row("  holding 20 ms (ceiling 150; zklock alone)", "semaphore", "leases=3 workers=8 hold_us=20000", "-", "-",
@@ -439,6 +441,7 @@ chart_awk=$(cat <<'AWK'
       bars("contended 1x32", "contended", "1x32", "contended", "1x32", "sections_per_s", "")
       bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", paths_floor)
       bars("rw 4r+1w", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s", "")
+      bars("rw 16r+1w", "rw", "readers=16 writers=1", "rw", "readers=16 writers=1", "sections_per_s", "")
       bars("semaphore 3/8", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8", "sections_per_s", "")
     }
   }
