@@ -8,6 +8,9 @@
 
 #include <functional>
 #include <memory>
+#include <sstream>
+
+#include <cerrno>
 
 using namespace tools_test;
 using namespace cli_test;
@@ -107,6 +110,106 @@ BOOST_AUTO_TEST_CASE(lost_lock_escalates_to_sigkill_after_kill_after)
     BOOST_TEST(said.find("lost") != std::string::npos, "stderr: " << said);
     BOOST_TEST(said.find("sending SIGKILL") != std::string::npos, "stderr: " << said);
     BOOST_TEST(read_file(runs[1].err).empty(), "-q, yet stderr: " << read_file(runs[1].err));
+}
+
+namespace {
+
+/// Whether process `pid` has ended (a zombie has: it only waits to be reaped).
+bool gone(pid_t pid)
+{
+    if (::kill(pid, 0) != 0) return errno == ESRCH;
+    const auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    const auto paren = stat.rfind(')');
+    return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+}
+
+/// The pids a COMMAND wrote to `file`, a line each.
+std::vector<pid_t> pids_in(const std::string& file)
+{
+    std::vector<pid_t> out;
+    std::istringstream in(read_file(file));
+    for (long p; in >> p;) out.push_back(static_cast<pid_t>(p));
+    return out;
+}
+
+}  // namespace
+
+// A lost lock stops COMMAND's whole job, not only the shell of -c, and zklock exits only once all of it is
+// gone. Two jobs: one that dies at SIGTERM, and one whose background child ignores SIGTERM (its shell dies
+// at once, leaving it to zklock, its subreaper), which --kill-after's SIGKILL must reach.
+BOOST_AUTO_TEST_CASE(a_lost_lock_stops_the_whole_job)
+{
+    temp_dir dir;
+    struct run {
+        std::string name, path, nodefile, pidfile, err, script;
+        double kill_after;
+        std::unique_ptr<process> z;
+        std::string node;
+        clock_type::time_point lost_at;
+    };
+    std::vector<run> runs;
+    for (int i : {0, 1}) {
+        const std::string pf = dir / ("pids-" + std::to_string(i)), nf = dir / ("node-" + std::to_string(i));
+        const std::string record = "echo $! >> '" + pf + "'; ";
+        const std::string job = i == 0 ? "sleep 100 & " + record + "sleep 100 & " + record
+                                       : "(trap '' TERM; exec sleep 100) & " + record;
+        runs.push_back({i == 0 ? "dies at SIGTERM" : "a child ignores SIGTERM", unique("job"), nf, pf,
+                        dir / ("err-" + std::to_string(i)), job + write_node_to(nf) + "; wait", 1.0, {}, {}, {}});
+    }
+    for (auto& r : runs)
+        r.z = std::make_unique<process>(zklock_cmd({"--hosts", hosts(), "--kill-after", "1", "-c", r.script, r.path}),
+                                        std::string{}, r.err);
+    for (auto& r : runs) r.node = node_from(r.nodefile);
+    for (auto& r : runs) {
+        remove_node(hosts(), r.node);  // someone else deletes the lock node: the lock is lost
+        r.lost_at = clock_type::now();
+    }
+    for (auto& r : runs) {
+        BOOST_TEST_CONTEXT(r.name) {
+            BOOST_TEST(r.z->wait_for(20s).value_or(-1) == 70);
+            const double took = secs(clock_type::now() - r.lost_at);
+            BOOST_TEST_MESSAGE(r.name << ": zklock exited " << took << " s after the loss");
+            const auto pids = pids_in(r.pidfile);
+            BOOST_TEST(pids.size() == (r.name == runs[0].name ? 2u : 1u));
+            for (const auto pid : pids) BOOST_TEST(gone(pid), "pid " << pid << " of the job outlived zklock");
+            if (&r == &runs[1]) {
+                BOOST_TEST(took >= r.kill_after - 0.05);  // it waited for the stubborn child...
+                BOOST_TEST(read_file(r.err).find("sending SIGKILL") != std::string::npos, "stderr: " << read_file(r.err));
+            }
+            BOOST_TEST(took < r.kill_after + 5.0);  // ...and no longer than --kill-after
+        }
+    }
+}
+
+// kill -9 of zklock: COMMAND and what it started die with it (the kernel kills COMMAND, a watchdog the rest
+// of its process group), so another zklock that gets the lock never runs beside them.
+BOOST_AUTO_TEST_CASE(kill_9_of_zklock_takes_its_job_along)
+{
+    temp_dir dir;
+    const auto p = unique("kill9");
+    const auto nodefile = dir / "node", pidfile = dir / "pids", seen = dir / "seen";
+    process z(zklock_cmd({"--hosts", hosts(), "-c",
+                          "echo $$ >> '" + pidfile + "'; sleep 100 & echo $! >> '" + pidfile + "'; " +
+                              write_node_to(nodefile) + "; wait",
+                          p}));
+    const auto node = node_from(nodefile);
+    const auto pids = pids_in(pidfile);
+    BOOST_REQUIRE(pids.size() == 2u);
+    for (const auto pid : pids) BOOST_REQUIRE(!gone(pid));
+    z.signal(SIGKILL);
+    BOOST_TEST(z.wait_for(20s).value_or(-1) == 128 + SIGKILL);
+    // The dead zklock's node stays until its session expires: an operator breaks it, so that the next
+    // zklock gets the lock at once, and its COMMAND looks for the old job.
+    process breaker(zklock_cmd({"--hosts", hosts(), "break", p}));
+    BOOST_TEST(breaker.wait_for(20s).value_or(-1) == 0);
+    std::string look = "for p in";
+    for (const auto pid : pids) look += " " + std::to_string(pid);
+    look += "; do if [ -e /proc/$p ] && ! grep -q '^[0-9]* (.*) Z' /proc/$p/stat; then echo \"$p\"; fi; done > '" +
+            seen + "'";
+    process next(zklock_cmd({"--hosts", hosts(), "--timeout", "20", "-c", look, p}));
+    BOOST_TEST(next.wait_for(30s).value_or(-1) == 0);
+    BOOST_TEST(read_file(seen).empty(), "still running when the next holder got the lock: " << read_file(seen));
+    for (const auto pid : pids) BOOST_TEST(gone(pid));
 }
 
 namespace {

@@ -1,11 +1,6 @@
 #include "child.hpp"
 
-#include "exit_codes.hpp"
-
-#include <cerrno>
 #include <string_view>
-
-#include <sys/wait.h>
 
 extern char** environ;
 
@@ -30,19 +25,6 @@ std::vector<char*> c_strings(std::vector<std::string>& v)
     for (auto& s : v) out.push_back(s.data());
     out.push_back(nullptr);
     return out;
-}
-
-std::optional<int> reap(pid_t pid)
-{
-    int status = 0;
-    pid_t r;
-    do r = ::waitpid(pid, &status, WNOHANG);
-    while (r < 0 && errno == EINTR);
-    if (r == 0) return std::nullopt;
-    if (r < 0) return ex_software;  // ECHILD: should not happen
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return std::nullopt;  // stopped/continued: keep waiting
 }
 
 }  // namespace zklock_cli

@@ -63,15 +63,14 @@ Options:
                      (flock's -E). The message on stderr stays (-q silences it).
   -c, --command STRING
                      Run STRING with /bin/sh -c instead of COMMAND (flock's -c); not together
-                     with -- COMMAND. Signals reach the shell, not what it runs: end STRING
-                     with "exec LAST-COMMAND" if they must reach that.
+                     with -- COMMAND. The shell and all it runs are COMMAND's job (below).
   --lease SECONDS    Hold the lock at most SECONDS (fractions allowed, > 0): when the lease
-                     runs out zklock releases the lock, COMMAND gets SIGTERM (then SIGKILL
+                     runs out zklock releases the lock, its job gets SIGTERM (then SIGKILL
                      after --kill-after), and zklock exits 70 saying "lease expired". The
                      deadline is written into the lock node, where "zklock ls" shows it.
   --kill-after SECONDS
-                     If the lock is lost, COMMAND gets SIGTERM, then SIGKILL if it still runs
-                     SECONDS later (0: at once). Default: 5.
+                     If the lock is lost, COMMAND's job gets SIGTERM, then SIGKILL if any of it
+                     still runs SECONDS later (0: at once). Default: 5.
   -q, --quiet        Say nothing about the lock on stderr (not obtained in time, lost, release
                      unconfirmed): the exit status tells. Errors are still reported.
   -v, --verbose      Show the ZooKeeper client's warnings and errors on stderr.
@@ -89,11 +88,16 @@ While COMMAND runs:
                           holder of PATH (compare the two numbers, not the strings)
     ZKLOCK_NODE           the full path of zklock's lock node (PATH/_c_<uuid>-lock-<seq>;
                           __READ__ or __WRIT__ instead of lock-; PATH/leases/_c_<uuid>-lease-<seq>)
-  SIGINT, SIGTERM and SIGHUP sent to zklock are forwarded to COMMAND (with -c, the shell).
+  COMMAND runs in a process group of its own, its job: COMMAND and all it starts there (on
+  a terminal, the job is in the foreground while it runs). SIGINT, SIGTERM and SIGHUP sent
+  to zklock are forwarded to the whole job. The job never outlives zklock: if zklock dies,
+  even by SIGKILL, COMMAND gets SIGKILL from the kernel and the rest of the job from a
+  watchdog process ("zklock-watchdog"), so it never runs on without the lock.
   If the lock is lost (session expired, lock node deleted by someone else, or the
-  connection lost for longer than half the session timeout), COMMAND gets SIGTERM (and
-  SIGKILL after --kill-after), zklock says why on stderr and exits 70 once COMMAND is gone.
-  When COMMAND exits, the lock is released. If ZooKeeper does not confirm the release within
+  connection lost for longer than half the session timeout), the job gets SIGTERM (and
+  SIGKILL after --kill-after), zklock says why on stderr and exits 70 once all of the job
+  is gone. When COMMAND exits, the lock is released; what COMMAND left running in its job
+  is not waited for (a daemon should leave the job: setsid). If ZooKeeper does not confirm the release within
   2 seconds (a dead or frozen server), zklock says so and exits with COMMAND's status anyway:
   the lock node then stays until the session expires.
 
@@ -114,7 +118,7 @@ Curator's or kazoo's nodes):
   revoke PATH   Ask every holder to let go (Curator's revocation: "__REVOKE__" written into
                 its node; a holder decides). Exit 0, or 1 if nobody holds PATH.
   break PATH    Delete every holder's node by force (an operator's last resort: the holder
-                is told through its loss signal; a zklock holder's COMMAND gets SIGTERM).
+                is told through its loss signal; a zklock holder's job gets SIGTERM).
                 Prints what it removed. Exit 0, or 1 if nobody holds PATH.
 
 Leader election (by default Curator's LeaderSelector on the same PATH: zklock and Curator

@@ -6,6 +6,7 @@
 
 #include "admin.hpp"
 #include "child.hpp"
+#include "job.hpp"
 #include "exit_codes.hpp"
 #include "hold.hpp"
 #include "leader.hpp"
@@ -35,7 +36,6 @@
 #include <variant>
 
 #include <signal.h>
-#include <spawn.h>
 #include <unistd.h>
 
 namespace zklock_cli {
@@ -239,18 +239,32 @@ asio::awaitable<int> run(const options& o)
         auto envp = c_strings(env);
         auto args = o.command;
         auto argv = c_strings(args);
-        pid_t pid = 0;
-        if (int err = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); err != 0) {
+        int err = 0;
+        auto j = job::start(argv, envp, err);
+        if (!j) {
             say("cannot run " + o.command[0] + ": " + std::strerror(err));
             g = {};  // released in the background; closing the session waits for it
             co_return co_await close_and(err == ENOENT ? ex_notfound : ex_noexec);
         }
-
-        std::optional<int> exited = reap(pid);  // it may have exited before SIGCHLD was waited for
+        const pid_t group = j->pid();
+        const std::string job_words = o.command[0] + "'s process group (" + std::to_string(group) + ")";
+        std::optional<int> exited;
         bool watching_loss = true;
-        auto child_gone = std::make_shared<bool>(false);
+        auto job_gone = std::make_shared<bool>(false);
         asio::steady_timer killer(ex);  // SIGKILL, --kill-after the SIGTERM of a loss
-        while (!exited) {
+        asio::steady_timer poll(ex);
+        for (;;) {
+            exited = j->reap();  // it may have exited before SIGCHLD was waited for
+            // After a loss zklock waits for COMMAND's whole job: nothing of it may run on without the lock.
+            if (exited && !(lost && j->running())) break;
+            if (exited) {
+                // Not all of what is left is zklock's child (a grandchild's parent may still run): look
+                // again at every SIGCHLD, and at least every 50 ms, until --kill-after's SIGKILL.
+                poll.expires_after(milliseconds(50));
+                co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                          poll.async_wait(asio::as_tuple(asio::use_awaitable)));
+                continue;
+            }
             if (watching_loss) {
                 auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
                                    interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) ||
@@ -258,22 +272,21 @@ asio::awaitable<int> run(const options& o)
                 if (r.index() == 1) {
                     auto [sec, sig] = std::get<1>(r);
                     if (!sec) {
-                        ::kill(pid, sig);
+                        j->signal(sig);
                         interrupted = true;
                     }
                 } else if (r.index() == 2) {
                     auto [wec, why] = std::get<2>(r);
                     if (!wec) {  // success means lost; an error means released or cancelled
                         lost = why;
-                        tell(held_thing + " lost while COMMAND ran (" + loss_words(why, o) +
-                             "); sending SIGTERM to " + o.command[0] + " (pid " + std::to_string(pid) + ")");
-                        ::kill(pid, SIGTERM);
+                        tell(held_thing + " lost while COMMAND ran (" + loss_words(why, o) + "); sending SIGTERM to " +
+                             job_words);
+                        j->signal(SIGTERM);
                         killer.expires_after(o.kill_after);
-                        killer.async_wait([child_gone, pid, after = seconds(o.kill_after)](error_code kec) {
-                            if (kec || *child_gone) return;
-                            tell("pid " + std::to_string(pid) + " still runs " + after +
-                                 " after SIGTERM; sending SIGKILL");
-                            ::kill(pid, SIGKILL);
+                        killer.async_wait([job_gone, group, job_words, after = seconds(o.kill_after)](error_code kec) {
+                            if (kec || *job_gone) return;
+                            tell(job_words + " still runs " + after + " after SIGTERM; sending SIGKILL");
+                            ::kill(-group, SIGKILL);
                         });
                     }
                     watching_loss = false;
@@ -284,15 +297,15 @@ asio::awaitable<int> run(const options& o)
                 if (r.index() == 1) {
                     auto [sec, sig] = std::get<1>(r);
                     if (!sec) {
-                        ::kill(pid, sig);
+                        j->signal(sig);
                         interrupted = true;
                     }
                 }
             }
-            exited = reap(pid);
         }
-        *child_gone = true;
+        *job_gone = true;
         killer.cancel();
+        j.reset();  // the watchdog stands down; the terminal comes back to zklock
         status = *exited;
     }
 
