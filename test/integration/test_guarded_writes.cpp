@@ -126,3 +126,44 @@ BOOST_AUTO_TEST_CASE(leases_and_multi_guards_guard_their_writes_too)
         BOOST_TEST(ec3 == zklock::error::not_held);
     });
 }
+
+// Under a chroot (host:port/app) every path a guarded write or a multi gives back is the caller's, relative
+// to the chroot: the C client strips the prefix from a create's answer, and zklock must not leave it in a
+// multi's results (one C-client replacement names exactly that as a reason it was written).
+BOOST_AUTO_TEST_CASE(paths_under_a_chroot_come_back_without_it)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    const auto root = unique_path("guarded-chroot");
+    session rooted(ioc, config_for(shared_server().connect_string() + root));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        co_await ss[0].async_create("/test", "", create_mode::persistent, tuple_awaitable);
+        co_await ss[0].async_create(root, "", create_mode::persistent, use_awaitable);  // ZooKeeper does not make it
+        co_await rooted.async_connect(use_awaitable);
+        co_await rooted.async_create("/data", "before", create_mode::persistent, use_awaitable);
+        mutex m(rooted, "/lock");
+        auto g = co_await m.acquire(5s, use_awaitable);
+        BOOST_TEST(g.node().rfind("/lock/", 0) == 0u, g.node());
+        std::vector<zklock::multi_op> ops;
+        ops.emplace_back(zklock::op::create{"/data/child", "x", create_mode::persistent, zklock::open_acl()});
+        ops.emplace_back(zklock::op::set_data{"/data", "after", -1});
+        ops.emplace_back(zklock::op::create{"/data/seq-", "", create_mode::persistent_sequential, zklock::open_acl()});
+        auto [ec, results] = co_await g.async_guarded_multi(std::move(ops), tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_REQUIRE(results.size() == 3u);
+        BOOST_TEST(results[0].path == "/data/child");
+        BOOST_TEST(results[2].path.rfind("/data/seq-", 0) == 0u, results[2].path);
+        // The same through the session's own multi, and the writes landed under the chroot.
+        std::vector<zklock::multi_op> plain;
+        plain.emplace_back(zklock::op::create{"/data/other", "", create_mode::persistent, zklock::open_acl()});
+        auto [ec2, r2] = co_await rooted.async_multi(std::move(plain), tuple_awaitable);
+        BOOST_TEST(!ec2, ec2.message());
+        BOOST_REQUIRE(r2.size() == 1u);
+        BOOST_TEST(r2[0].path == "/data/other");
+        BOOST_TEST(co_await data_of(ss[0], root + "/data") == "after");
+        BOOST_TEST(co_await data_of(ss[0], root + "/data/child") == "x");
+        co_await g.release(use_awaitable);
+        co_await rooted.async_close(use_awaitable);
+    });
+}
