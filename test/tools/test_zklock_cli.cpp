@@ -223,7 +223,8 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
                                             "ZKLOCK_FENCING_TOKEN", "ZKLOCK_NODE", "SIGKILL", "64", "69", "70", "75",
                                             "126", "127", "129", "130", "143", "-n", "--nonblock", "-E",
                                             "--conflict-exit-code", "-c", "--command", "stdin", "/dev/null",
-                                            "--lease", "lease expired", "ls PATH", "revoke PATH", "break PATH"};
+                                            "--lease", "lease expired", "ls PATH", "revoke PATH", "break PATH",
+                                            "--on-revoke", "SIGUSR1", "process group"};
     for (const auto& word : words) BOOST_TEST(help.find(word) != std::string::npos, "--help mentions " << word);
     // The usage shows the three forms: -- COMMAND, -c, and PATH alone (with at most a remark after it).
     BOOST_TEST(help.find("zklock [OPTIONS] PATH -- COMMAND [ARG...]\n") != std::string::npos);

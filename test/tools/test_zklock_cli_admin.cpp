@@ -153,6 +153,35 @@ BOOST_AUTO_TEST_CASE(revoke_asks_the_holder_and_break_removes_it)
     BOOST_TEST(zklock_action("revoke", path, dir).code == 1);
 }
 
+// --on-revoke release: a revocation stops COMMAND's job as a loss would, and zklock exits 70 saying "revoked".
+// --on-revoke signal: the job gets SIGUSR1, and COMMAND decides (here it stops with its own status).
+BOOST_AUTO_TEST_CASE(on_revoke_release_stops_the_command_and_signal_tells_it)
+{
+    temp_dir dir;
+    const auto p1 = unique("on-revoke-release");
+    cli_holder released(p1, dir, {"--on-revoke", "release"});
+    released.node();  // it holds
+    auto r = zklock_action("revoke", p1, dir);
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(released.proc->wait_for(20s).value_or(-1) == 70);
+    const auto err = read_file(released.err);
+    BOOST_TEST(err.find("revoked") != std::string::npos, err);
+    BOOST_TEST(children(hosts(), p1).empty());
+
+    const auto p2 = unique("on-revoke-signal");
+    const auto ready = dir / "signal-ready", got = dir / "got";
+    process told(zklock_cmd({"--hosts", hosts(), "--on-revoke", "signal", "-c",
+                             "trap 'echo USR1 > \"" + got + "\"; exit 3' USR1; " + write_node_to(ready) +
+                                 "; while :; do sleep 0.05; done",
+                             p2}));
+    node_from(ready);
+    r = zklock_action("revoke", p2, dir);
+    BOOST_TEST(r.code == 0, r.err);
+    BOOST_TEST(told.wait_for(20s).value_or(-1) == 3);  // COMMAND's own status: it chose to stop
+    BOOST_TEST(read_file(got) == "USR1\n");
+    BOOST_TEST(children(hosts(), p2).empty());
+}
+
 // A semaphore of 2 leases, one held by a zklock command, and this process waiting for both (acquire_many):
 // its two lease nodes wait for room. `ls` lists them as waiting, `break` removes the holder's lease only,
 // and the waiter is then granted the two nodes it made.
@@ -216,7 +245,9 @@ BOOST_AUTO_TEST_CASE(bad_actions_and_leases_are_usage_errors)
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"ls"}, {"ls", "/a", "extra"}, {"break", "relative"}, {"revoke", "/a", "--", "true"},
              {"-c", "true", "ls", "/a"}, {"--lease", "0", "/a", "--", "true"}, {"--lease", "abc", "/a", "--", "true"},
-             {"--lease", "-1", "/a", "--", "true"}, {"--lease"}}) {
+             {"--lease", "-1", "/a", "--", "true"}, {"--lease"}, {"--on-revoke"}, {"--on-revoke", "stop", "/a", "--", "true"},
+             {"--on-revoke", "signal", "/a"}, {"--on-revoke", "release", "ls", "/a"},
+             {"--on-revoke", "release", "elect", "/a", "--", "true"}}) {
         std::vector<std::string> argv{"--hosts", hosts()};
         argv.insert(argv.end(), args.begin(), args.end());
         const auto err = dir / "usage-err";

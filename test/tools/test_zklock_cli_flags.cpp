@@ -295,6 +295,18 @@ BOOST_AUTO_TEST_CASE(without_command_prints_the_token_and_holds_until_stdin_ends
     BOOST_TEST(zxid_of(read_file(next)) > zxid_of(token), "next holder's token: " << read_file(next));
 }
 
+BOOST_AUTO_TEST_CASE(without_command_on_revoke_release_releases_and_gives_70)
+{
+    temp_dir dir;
+    const auto p = unique("hold-revoke");
+    without_command z({"--hosts", hosts(), "--on-revoke", "release", p}, dir);
+    BOOST_TEST(zxid_of(z.token()) > 0, "stderr: " << z.err());
+    BOOST_TEST(run(zklock_cmd({"--hosts", hosts(), "revoke", p}), 30s) == 0);
+    BOOST_TEST(z.wait_for(20s).value_or(-1) == 70);
+    BOOST_TEST(z.err().find("revoked") != std::string::npos, "stderr: " << z.err());
+    BOOST_TEST(children(hosts(), p).empty());
+}
+
 BOOST_AUTO_TEST_CASE(without_command_a_signal_releases_the_lock)
 {
     temp_dir dir;

@@ -7,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "messages.hpp"
+#include "revocation.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
@@ -134,7 +135,8 @@ asio::awaitable<hold_result> hold(const options& o, zklock::guard& g, asio::sign
     }
 
     standard_input in(co_await asio::this_coro::executor);
-    auto r = co_await (in.until_end() || interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) || loss(g));
+    auto r = co_await (in.until_end() || interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) || loss(g) ||
+                       revocation(g, o.on_revoke == revoke_action::release));
     if (r.index() == 0) {
         if (const auto ec = std::get<0>(r); ec != asio::error::eof) {
             say("cannot read stdin (" + ec.message() + "); releasing " + o.path);
@@ -143,6 +145,10 @@ asio::awaitable<hold_result> hold(const options& o, zklock::guard& g, asio::sign
         co_return hold_result{};  // the end of stdin: release
     }
     if (r.index() == 1) co_return hold_result{};  // SIGINT, SIGTERM or SIGHUP: release
+    if (r.index() == 3) {
+        tell("lock " + o.path + " revoked (someone asked its holder to let go; --on-revoke release): releasing it");
+        co_return hold_result{ex_software, {}};
+    }
     const auto why = std::get<2>(r);
     tell("lock " + o.path + " lost while held (" + loss_words(why, o) + ")");
     co_return hold_result{ex_software, why};

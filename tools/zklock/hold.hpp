@@ -17,7 +17,8 @@ struct hold_result {
 };
 
 // Prints g's fencing token and a newline on stdout, then holds until the first of: the end of stdin, one of
-// `interrupts` (SIGINT, SIGTERM, SIGHUP), the loss of the lock. Says why on stderr if lost. The caller
+// `interrupts` (SIGINT, SIGTERM, SIGHUP), the loss of the lock, a revocation under --on-revoke release (exit
+// 70). Says why on stderr if lost or revoked. The caller
 // releases the lock afterwards.
 boost::asio::awaitable<hold_result> hold(const options& o, zklock::guard& g, boost::asio::signal_set& interrupts);
 

@@ -71,6 +71,15 @@ Options:
   --kill-after SECONDS
                      If the lock is lost, COMMAND's job gets SIGTERM, then SIGKILL if any of it
                      still runs SECONDS later (0: at once). Default: 5.
+  --on-revoke ACTION What to do when someone asks zklock to let go ("zklock revoke PATH",
+                     Curator's revocation):
+                       ignore   keep the lock until COMMAND exits (the default);
+                       release  stop COMMAND's job as a lost lock does (SIGTERM, SIGKILL after
+                                --kill-after), release the lock and exit 70 saying "revoked";
+                                without COMMAND, release and exit 70;
+                       signal   send SIGUSR1 to COMMAND's job, once, and keep the lock until
+                                COMMAND exits (a COMMAND that does not trap SIGUSR1 dies of it).
+                     Not for elect.
   -q, --quiet        Say nothing about the lock on stderr (not obtained in time, lost, release
                      unconfirmed): the exit status tells. Errors are still reported.
   -v, --verbose      Show the ZooKeeper client's warnings and errors on stderr.
@@ -116,7 +125,7 @@ Curator's or kazoo's nodes):
                 (the node's data: zklock's owner identity, Curator's client address), its
                 age, and the lease left (by this machine's clock: an estimate). Exit 0.
   revoke PATH   Ask every holder to let go (Curator's revocation: "__REVOKE__" written into
-                its node; a holder decides). Exit 0, or 1 if nobody holds PATH.
+                its node; a holder decides, a zklock holder by its --on-revoke). Exit 0, or 1 if nobody holds PATH.
   break PATH    Delete every holder's node by force (an operator's last resort: the holder
                 is told through its loss signal; a zklock holder's job gets SIGTERM).
                 Prints what it removed. Exit 0, or 1 if nobody holds PATH.
@@ -320,6 +329,14 @@ std::optional<int> parse(int argc, char** argv, options& o)
             o.kill_after = *k;
             continue;
         }
+        if (auto r = value(a, "--on-revoke", v)) {
+            if (!*r) return usage_error("--on-revoke needs a value: ignore, release or signal");
+            if (v == "ignore") o.on_revoke = revoke_action::ignore;
+            else if (v == "release") o.on_revoke = revoke_action::release;
+            else if (v == "signal") o.on_revoke = revoke_action::signal;
+            else return usage_error("invalid --on-revoke '" + shown(v) + "': expected ignore, release or signal");
+            continue;
+        }
         if (a == "--") {  // "--" before PATH: PATH may then start with '-' (it cannot, but be flock-like)
             ++i;
             break;
@@ -369,6 +386,14 @@ std::optional<int> parse(int argc, char** argv, options& o)
         if (i + 1 < argc) return usage_error("'" + std::string(verb) + " PATH' takes no COMMAND");
         if (shell) return usage_error("-c cannot be combined with '" + std::string(verb) + "'");
     }
+    if (o.on_revoke != revoke_action::ignore && o.what != action::lock)
+        return usage_error(std::string("--on-revoke is for taking a lock, not for '") +
+                           (o.what == action::elect    ? "elect"
+                            : o.what == action::leader ? "leader"
+                            : o.what == action::list   ? "ls"
+                            : o.what == action::revoke ? "revoke"
+                                                       : "break") +
+                           "'");
     o.path = argv[i++];
     // A lock's nodes go below PATH, so PATH itself has less room; the operators' actions only read it.
     const bool locks = o.what == action::lock || o.what == action::elect;
@@ -383,6 +408,7 @@ std::optional<int> parse(int argc, char** argv, options& o)
     }
     if (i >= argc) {  // no COMMAND: hold the lock until stdin ends
         if (o.again) return usage_error("--again needs a COMMAND to run in every term");
+        if (o.on_revoke == revoke_action::signal) return usage_error("--on-revoke signal needs a COMMAND to signal");
         return std::nullopt;
     }
     // "PATH --" with nothing after is a COMMAND forgotten, not a request to hold without one.

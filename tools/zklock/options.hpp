@@ -15,6 +15,10 @@ namespace zklock_cli {
 /// elect: campaign in the election at PATH and run COMMAND while leading; leader: print who leads PATH.
 enum class action { lock, list, revoke, force_break, elect, leader };
 
+/// --on-revoke: when someone asks the holder to let go, keep the lock (ignore), stop COMMAND's job and release
+/// (release), or send SIGUSR1 to the job and let COMMAND decide (signal).
+enum class revoke_action { ignore, release, signal };
+
 /// Which lock PATH is: a mutex (default), one side of a read/write lock, or a semaphore of `limit`.
 enum class lock_mode { mutex, read, write, limit };
 
@@ -27,6 +31,7 @@ struct options {
     std::optional<std::chrono::milliseconds> timeout;  // -n: zero
     int conflict_exit_code = ex_tempfail;                // -E: the exit code when not obtained in time
     std::chrono::milliseconds kill_after{5'000};
+    revoke_action on_revoke = revoke_action::ignore;
     bool verbose = false;
     std::string id;      // elect --id: the participant id (default: hostname:pid)
     bool again = false;  // elect --again: campaign again after each term, as a supervisor

@@ -11,6 +11,7 @@
 #include "hold.hpp"
 #include "leader.hpp"
 #include "messages.hpp"
+#include "revocation.hpp"
 
 #include <zklock/config.hpp>
 #include <zklock/election.hpp>
@@ -230,6 +231,7 @@ asio::awaitable<int> run(const options& o)
     const std::string node = g.node();
     int status = 0;
     error_code lost;
+    bool revoked = false;  // --on-revoke release stopped COMMAND: exit 70
     if (o.command.empty()) {
         auto held = co_await hold(o, g, interrupts);
         status = held.status;
@@ -248,15 +250,29 @@ asio::awaitable<int> run(const options& o)
         }
         const pid_t group = j->pid();
         const std::string job_words = o.command[0] + "'s process group (" + std::to_string(group) + ")";
+        auto job_gone = std::make_shared<bool>(false);
+        asio::steady_timer killer(ex);  // SIGKILL, --kill-after the SIGTERM that stops the job
+        asio::steady_timer poll(ex);
         std::optional<int> exited;
         bool watching_loss = true;
-        auto job_gone = std::make_shared<bool>(false);
-        asio::steady_timer killer(ex);  // SIGKILL, --kill-after the SIGTERM of a loss
-        asio::steady_timer poll(ex);
+        bool revoke_wanted = o.on_revoke != revoke_action::ignore;
+        // Set once the job is being stopped (a loss, or a revocation under --on-revoke release).
+        bool stopping = false;
+        auto stop_job = [&](const std::string& why) {
+            stopping = true;
+            tell(held_thing + " " + why + "; sending SIGTERM to " + job_words);
+            j->signal(SIGTERM);
+            killer.expires_after(o.kill_after);
+            killer.async_wait([job_gone, group, job_words, after = seconds(o.kill_after)](error_code kec) {
+                if (kec || *job_gone) return;
+                tell(job_words + " still runs " + after + " after SIGTERM; sending SIGKILL");
+                ::kill(-group, SIGKILL);
+            });
+        };
         for (;;) {
             exited = j->reap();  // it may have exited before SIGCHLD was waited for
             // After a loss zklock waits for COMMAND's whole job: nothing of it may run on without the lock.
-            if (exited && !(lost && j->running())) break;
+            if (exited && !(stopping && j->running())) break;
             if (exited) {
                 // Not all of what is left is zklock's child (a grandchild's parent may still run): look
                 // again at every SIGCHLD, and at least every 50 ms, until --kill-after's SIGKILL.
@@ -268,8 +284,20 @@ asio::awaitable<int> run(const options& o)
             if (watching_loss) {
                 auto r = co_await (sigchld.async_wait(asio::as_tuple(asio::use_awaitable)) ||
                                    interrupts.async_wait(asio::as_tuple(asio::use_awaitable)) ||
-                                   g.async_wait_lost(asio::as_tuple(asio::use_awaitable)));
-                if (r.index() == 1) {
+                                   g.async_wait_lost(asio::as_tuple(asio::use_awaitable)) ||
+                                   revocation(g, revoke_wanted));
+                if (r.index() == 3) {
+                    revoke_wanted = false;  // asked once: a second request changes nothing
+                    if (o.on_revoke == revoke_action::release) {
+                        revoked = true;
+                        stop_job("revoked (someone asked its holder to let go; --on-revoke release)");
+                        watching_loss = false;
+                    } else {
+                        tell(held_thing + " revoked (someone asked its holder to let go); sending SIGUSR1 to " +
+                             job_words);
+                        j->signal(SIGUSR1);
+                    }
+                } else if (r.index() == 1) {
                     auto [sec, sig] = std::get<1>(r);
                     if (!sec) {
                         j->signal(sig);
@@ -279,15 +307,7 @@ asio::awaitable<int> run(const options& o)
                     auto [wec, why] = std::get<2>(r);
                     if (!wec) {  // success means lost; an error means released or cancelled
                         lost = why;
-                        tell(held_thing + " lost while COMMAND ran (" + loss_words(why, o) + "); sending SIGTERM to " +
-                             job_words);
-                        j->signal(SIGTERM);
-                        killer.expires_after(o.kill_after);
-                        killer.async_wait([job_gone, group, job_words, after = seconds(o.kill_after)](error_code kec) {
-                            if (kec || *job_gone) return;
-                            tell(job_words + " still runs " + after + " after SIGTERM; sending SIGKILL");
-                            ::kill(-group, SIGKILL);
-                        });
+                        stop_job("lost while COMMAND ran (" + loss_words(why, o) + ")");
                     }
                     watching_loss = false;
                 }
@@ -319,7 +339,7 @@ asio::awaitable<int> run(const options& o)
              "; the lock node " + node + " is left until the session expires (" + seconds(s.negotiated_timeout()) +
              " after ZooKeeper last heard from zklock)");
         co_await close_within(s, close_limit / 4);  // the server is silent: only let the close go out
-        co_return lost ? ex_software : status;
+        co_return lost || revoked ? ex_software : status;
     }
     auto [rel] = std::get<0>(r);
     if (!lost && rel && rel != zklock::error::not_held) {
@@ -328,7 +348,7 @@ asio::awaitable<int> run(const options& o)
         tell(held_thing + " was lost before " + (o.command.empty() ? "its release" : "COMMAND exited") + " (" +
              rel.message() + ")");
     }
-    co_return co_await close_and(lost ? ex_software : status);
+    co_return co_await close_and(lost || revoked ? ex_software : status);
 }
 
 }  // namespace zklock_cli
