@@ -87,6 +87,7 @@ void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
 void semaphore_queue::alarm_rang(const clock_alarm& a)
 {
     if (a.what == clock_alarm::type::deadline) cancel_waiter(a.id, zklock::error::timeout);
+    else if (a.what == clock_alarm::type::own_watch) ensure_watched(a.id);
 }
 
 void semaphore_queue::perform(const lease_queue::actions& out, freed_lease* freed)
@@ -168,7 +169,7 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
         guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local});
         const bool had_lease = l.data_version != 0;  // a node handed on shows its last holder's lease
         held_[holder] = held_lease{std::move(l), local, std::make_unique<watch>(), {}};
-        watch_lease(holder);
+        clock().start_own_watch(now() + std::chrono::milliseconds(local_queue::own_watch_delay_ms), holder);
         if (lease > lease.zero()) start_lease(holder, now() + lease);
         if (lease > lease.zero() || had_lease) publish_lease(holder);
     }
@@ -202,6 +203,14 @@ void semaphore_queue::update_keepalive()
     keepalive_ = !held_.empty();
     if (keepalive_) s->retain_keepalive();
     else s->release_keepalive();
+}
+
+void semaphore_queue::ensure_watched(std::uint64_t holder)
+{
+    auto it = held_.find(holder);
+    if (it == held_.end() || std::exchange(it->second.watched, true)) return;
+    clock().stop_own_watch(holder);
+    watch_lease(holder);
 }
 
 // A watch on each lease node tells its holder if someone deletes it.
@@ -262,6 +271,7 @@ semaphore_queue::held_lease semaphore_queue::take(std::map<std::uint64_t, held_l
     const auto holder = it->first;
     auto l = std::move(it->second);
     held_.erase(it);
+    clock().stop_own_watch(holder);
     drop_listeners(holder);
     if (held_.empty()) cancel_loss_clock();
     update_keepalive();
@@ -339,6 +349,7 @@ void semaphore_queue::wait_revoked(std::uint64_t id, std::uint64_t holder, handl
     if (it == held_.end()) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
     if (it->second.revoke_requested) return s->post_completion(std::move(h), error_code{});
     revoke_waiters_.add(id, holder, std::move(h));
+    ensure_watched(holder);
 }
 
 void semaphore_queue::cancel_revoked(std::uint64_t id)
@@ -352,6 +363,7 @@ void semaphore_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<
     if (!held_.count(holder)) return s->post_completion(std::move(h), error_code(asio::error::operation_aborted), error_code{});
     if (auto why = lost(holder)) return s->post_completion(std::move(h), error_code{}, why);
     lost_waiters_.add(id, holder, std::move(h));
+    ensure_watched(holder);
 }
 
 void semaphore_queue::cancel_lost(std::uint64_t id)

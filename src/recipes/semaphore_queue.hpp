@@ -83,6 +83,7 @@ private:
         std::unique_ptr<watch> own;  // tells of the node's deletion, and of a revocation request
         error_code lost;
         bool revoke_requested = false;
+        bool watched = false;  // the node's watch is asked for (see ensure_watched)
     };
     /// A lease let go by its holder, on its way to a local waiter or back to ZooKeeper.
     struct freed_lease {
@@ -103,6 +104,9 @@ private:
     void free_lease(freed_lease l);
     /// Writes `holder`'s lease deadline into its node's data (see core/node_data.hpp).
     void publish_lease(std::uint64_t holder);
+    /// Watches `holder`'s lease node, once: when a listener comes, or once held for the mutex's
+    /// own_watch_delay_ms (a shorter hold never pays a read and a watch for it: see local_queue).
+    void ensure_watched(std::uint64_t holder);
     void watch_lease(std::uint64_t holder);
     void lose(std::uint64_t holder, error_code why);
     void end_run();

@@ -55,10 +55,10 @@ public:
     void disarm_loss() noexcept { loss_armed_ = false; }
     bool loss_armed() const noexcept { return loss_armed_; }
 
-    /// The current node is to be watched at `due` if still held (local_queue::own_watch_delay_ms after
-    /// it became held); a new node stops it.
-    void start_own_watch(clock_time due) { set({clock_alarm::type::own_watch, 0}, due); }
-    void stop_own_watch() { erase({clock_alarm::type::own_watch, 0}); }
+    /// The current node (a semaphore: holder `id`'s lease node) is to be watched at `due` if still held
+    /// (local_queue::own_watch_delay_ms after it became held); a new node, or the lease's release, stops it.
+    void start_own_watch(clock_time due, std::uint64_t id = 0) { set({clock_alarm::type::own_watch, id}, due); }
+    void stop_own_watch(std::uint64_t id = 0) { erase({clock_alarm::type::own_watch, id}); }
 
     /// When the shell's timer should ring next; none: nothing to wait for (the timer stops).
     std::optional<clock_time> next(const touch& t) const noexcept
