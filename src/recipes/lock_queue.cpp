@@ -285,7 +285,8 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
             const bool by_sequence = memo_ && memo_->current().expects(s->connections);
-            // A lingering node, and a read node that readers join, need to know who queues behind them.
+            // A lingering node needs to know at once who queues behind it (others ask at their first
+            // hand-off or join: local_queue::grant).
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
                                                    opts.queue.linger,
                                                    opts.node_data.value_or(encode_node_data(s->cfg.owner, std::nullopt)),

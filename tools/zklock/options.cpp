@@ -106,9 +106,9 @@ While COMMAND runs:
   connection lost for longer than half the session timeout), the job gets SIGTERM (and
   SIGKILL after --kill-after), zklock says why on stderr and exits 70 once all of the job
   is gone. When COMMAND exits, the lock is released; what COMMAND left running in its job
-  is not waited for (a daemon should leave the job: setsid). If ZooKeeper does not confirm the release within
-  2 seconds (a dead or frozen server), zklock says so and exits with COMMAND's status anyway:
-  the lock node then stays until the session expires.
+  is not waited for (a daemon should leave the job: setsid). If ZooKeeper does not confirm
+  the release within 2 seconds (a dead or frozen server), zklock says so and exits with
+  COMMAND's status anyway: the lock node then stays until the session expires.
 
 Without COMMAND (zklock [OPTIONS] PATH: no -- COMMAND, no -c):
   Once the lock is held, zklock prints its fencing token (as ZKLOCK_FENCING_TOKEN) and a
@@ -125,7 +125,8 @@ Curator's or kazoo's nodes):
                 (the node's data: zklock's owner identity, Curator's client address), its
                 age, and the lease left (by this machine's clock: an estimate). Exit 0.
   revoke PATH   Ask every holder to let go (Curator's revocation: "__REVOKE__" written into
-                its node; a holder decides, a zklock holder by its --on-revoke). Exit 0, or 1 if nobody holds PATH.
+                its node; a holder decides, a zklock holder by its --on-revoke). Exit 0, or
+                1 if nobody holds PATH.
   break PATH    Delete every holder's node by force (an operator's last resort: the holder
                 is told through its loss signal; a zklock holder's job gets SIGTERM).
                 Prints what it removed. Exit 0, or 1 if nobody holds PATH.

@@ -91,14 +91,11 @@ void local_queue::grant(actions& out)
     out.push_back({.what = type::arm_loss_clock});
     // The node's first hold, whenever it comes (at once, on reconnect, after a confirmed touch).
     if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = type::start_own_watch_clock});
-    // The first local hand-off: ask the contender who queues behind the node, so that the answer is in
-    // (usually) before the bound is reached.
-    // A read node's first join asks too: beyond the bound, readers join only until a writer queues.
-    if (opts_.shared && !followers_watched_ && grants_ >= 2) {
-        followers_watched_ = true;
-        out.push_back({.what = type::watch_followers});
-    }
-    if (!opts_.shared && opts_.handoff_limit > 0 && !followers_watched_ && grants_ >= 2 && should_look()) {
+    // The first local hand-off (a read node: its first join) asks the contender who queues behind the
+    // node, so that the answer is in (usually) before the bound is reached. Readers always ask: beyond the
+    // bound they join only until a writer queues; a mutex's node asks as should_look() says.
+    const bool look = opts_.shared || (opts_.handoff_limit > 0 && should_look());
+    if (look && !followers_watched_ && grants_ >= 2) {
         followers_watched_ = true;
         out.push_back({.what = type::watch_followers});
     }
