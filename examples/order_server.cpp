@@ -11,7 +11,7 @@
 // a round trip; between servers it passes through ZooKeeper.
 //
 // Without --hosts the server starts its own ZooKeeper (zklock::testing::server): handy for a try-out,
-// but then it shares its stock with nobody. SIGINT/SIGTERM stop it cleanly.
+// but then it shares its stock with nobody. SIGINT/SIGTERM stop it cleanly (session::async_drain).
 #include <zklock/mutex.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/server.hpp>
@@ -74,6 +74,7 @@ asio::awaitable<std::string> buy(zklock::session& s, const std::string& item, st
     zklock::mutex m(s, lock_path(item));
     auto [ec, g] = co_await m.acquire(timeout, use_tuple);
     if (ec == zklock::error::timeout) co_return "BUSY\n";  // too many buyers ahead of us
+    if (ec == zklock::error::draining) co_return "ERR stopping: try another server\n";
     if (ec) co_return "ERR " + ec.message() + "\n";
 
     // We hold the lock: nobody else reads or writes this item's stock until we release it.
@@ -144,7 +145,8 @@ asio::awaitable<void> run(const options& o, const std::string& hosts)
     std::cout << "order_server listening on 127.0.0.1:" << acceptor.local_endpoint().port() << ", ZooKeeper "
               << hosts << std::endl;
 
-    // SIGINT/SIGTERM: stop accepting; the session is closed below, which fails pending acquires.
+    // SIGINT/SIGTERM: stop accepting, then drain the session below: orders under way finish, waiting ones
+    // are told to go elsewhere, and the locks pass to the other servers at once, not after a session timeout.
     asio::signal_set stop(ex, SIGINT, SIGTERM);
     stop.async_wait([&](error_code ec, int) {
         if (!ec) acceptor.close();
@@ -156,7 +158,15 @@ asio::awaitable<void> run(const options& o, const std::string& hosts)
         asio::co_spawn(ex, serve_connection(std::move(sock), s, o.lock_timeout), asio::detached);
     }
     std::cout << "order_server stopping" << std::endl;
-    co_await s.async_close(use_tuple);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto [dec] = co_await s.async_drain(5s, use_tuple);  // success, or timeout: closed all the same
+    std::cout << "order_server drained in "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
+              << " ms"
+              << (dec == zklock::error::timeout ? " (the grace was over: the close released what was still held)"
+                  : dec                         ? " (" + dec.message() + ")"
+                                                : std::string())
+              << std::endl;
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ enum class error {
     outcome_unknown,       ///< a guarded write's answer was lost: it may or may not have been applied; read it back
     not_supported,         ///< this process or machine cannot do it: a missing privilege or tool (the message names it)
     invalid_participant_id,  ///< an election's participant id must be one line of text, not Curator's "__REVOKE__"
+    draining,              ///< the session is draining (session::async_drain): it takes no new locks
 };
 
 const boost::system::error_category& zklock_category() noexcept;

@@ -41,6 +41,7 @@ class session_impl;
 // The compiled side of every operation (src/session/session.cpp, src/session/session_impl.cpp); the templates below only erase the token.
 void async_connect(const std::shared_ptr<session_impl>&, handler<>);
 void async_close(const std::shared_ptr<session_impl>&, handler<>);
+void async_drain(const std::shared_ptr<session_impl>&, std::chrono::steady_clock::duration grace, handler<>);
 void async_wait_state(const std::shared_ptr<session_impl>&, session_state from, handler<session_state>);
 void async_create(const std::shared_ptr<session_impl>&, op::create, handler<std::string, stat>);
 void async_remove(const std::shared_ptr<session_impl>&, std::string path, int version, handler<>);
@@ -153,6 +154,40 @@ public:
         return asio::async_initiate<CompletionToken, void(error_code)>(
             [](auto h, std::shared_ptr<detail::session_impl> s) { detail::async_close(s, std::move(h)); },
             token, impl_);
+    }
+
+    /// Hands this session's locks over and closes it, for a planned stop (SIGTERM, a rolling restart): the
+    /// next holders get the locks at once instead of after a session timeout.
+    /// 1. From now on the session takes no new lock: every acquire (mutex, read/write lock, semaphore,
+    ///    multi-lock, election) fails at once with `error::draining`, and every waiter does too. A holder's
+    ///    re-entry (`mutex::acquire(guard)`) still works: it holds already.
+    /// 2. Holders are asked to let go, as a revocation asks (`guard::async_wait_revoked` completes), and get
+    ///    until `grace` has passed to release. Each release is answered as usual.
+    /// 3. Once nothing is held, or the grace is over, the session is closed (what is still held goes with
+    ///    it, and its holders are told `error::session_closed`), and the drain completes once the server
+    ///    has ended the session.
+    /// Completion `void(error_code)`: success when every holder released in time; `error::timeout` when
+    /// the grace ran out first (the session is closed all the same); `error::already_closed` when the
+    /// session was closed or expired before the call; the session's end (`error::session_expired`, or
+    /// `error::session_closed` when something else closed it) if it ended during the drain. Plain
+    /// operations (`async_get_data`, ...) keep working until the close. A second drain joins the first,
+    /// and the earlier deadline counts.
+    /// @par Executor
+    /// Runs on the session's executor; completes on the handler's associated executor.
+    /// @par Cancellation
+    /// Terminal and partial: the grace is cut short: the session is closed now and this drain completes at
+    /// once with `operation_aborted` (the server is told in the background; keep running the io_context).
+    /// Total: not supported (the waiters were already failed); the drain goes on.
+    /// @par Thread safety
+    /// Start it on the session's executor, as every operation of the session.
+    template <class CompletionToken = asio::deferred_t>
+    auto async_drain(std::chrono::steady_clock::duration grace, CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s, std::chrono::steady_clock::duration g) {
+                detail::async_drain(s, g, std::move(h));
+            },
+            token, impl_, grace);
     }
 
     /// Creates a node with the open ACL. Completion `void(error_code, std::string created_path, stat)`;

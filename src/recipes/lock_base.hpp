@@ -49,6 +49,11 @@ public:
     /// Completes `h` (success) when someone asks `holder` to let go (Curator's revocation request).
     virtual void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) = 0;
     virtual void cancel_revoked(std::uint64_t id) = 0;
+    /// The session drains (recipes/drain.hpp): every waiter fails with error::draining, and the holders are
+    /// asked to let go as a revocation asks them. Acquires after this are refused (acquire_refusal).
+    virtual void drain() = 0;
+    /// Whether anybody of this session holds the lock.
+    bool holding() const { return has_holders(); }
 
     /// Moves `holder`'s lease to end `length` from now (gives it one if it had none); completes `h` with
     /// why not if it does not hold any more.
@@ -68,6 +73,12 @@ public:
 
 protected:
     using time_point = clock_time;
+    /// Why an acquire of `path` cannot start now (empty if it can): the session's refusal, or its drain.
+    error_code acquire_refusal(const std::string& path) const
+    {
+        if (s->extension && registry_of(*s).draining) return zklock::error::draining;
+        return s->refusal(path);
+    }
     /// The shell's reading of the clock: once per event, handed to the pure rules.
     static clock_time now() noexcept { return std::chrono::steady_clock::now(); }
     /// What the session says of its touch now, for the loss clock.

@@ -58,7 +58,7 @@ void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handl
 {
     if (auto ec = path == "/"                              ? error_code(zklock::error::invalid_path)
                   : lease && *lease <= lease_length::value_type::zero() ? error_code(zklock::error::invalid_lease)
-                                                                         : s->refusal(path)) {
+                                                                         : acquire_refusal(path)) {
         s->post_completion(std::move(h), ec, guard{});
         return;
     }
@@ -73,6 +73,15 @@ void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handl
 void lock_queue::cancel_waiter(std::uint64_t id, error_code why)
 {
     step([&](local_queue& m) { return m.cancel(id, why); });
+}
+
+void lock_queue::drain()
+{
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, w] : waiters_) ids.push_back(id);
+    for (auto id : ids) cancel_waiter(id, zklock::error::draining);
+    // As a revocation request does: holders hear it, and a lingering node (nobody holds) goes now.
+    step([](local_queue& m) { return m.on_revoke_requested(); });
 }
 
 guard lock_queue::enter(std::uint64_t holder, error_code& why)

@@ -52,6 +52,7 @@ public:
     bool holds(std::uint64_t holder) const override { return machine_.holds(holder); }
     void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) override;
     void cancel_revoked(std::uint64_t id) override;
+    void drain() override;
     /// Completes `h` with this session's place in the queue once it differs from `known`.
     void wait_place(std::uint64_t id, std::size_t known, handler<std::size_t> h);
     void cancel_place(std::uint64_t id);

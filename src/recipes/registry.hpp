@@ -15,11 +15,19 @@
 
 namespace zklock::detail {
 
+class lock_base;
+class session_drain;
+
 class recipe_registry {
 public:
     /// The recipes' per-key shared state ("mutex:/locks/a" -> lock_queue), so that every lock object of
     /// the session on one path shares one contender node. Held weakly: the lock objects and guards own it.
-    std::unordered_map<std::string, std::weak_ptr<void>> states;
+    std::unordered_map<std::string, std::weak_ptr<lock_base>> states;
+
+    /// session::async_drain was called: no new acquire is taken (error::draining).
+    bool draining = false;
+    /// The drain, once asked for (recipes/drain.hpp).
+    std::shared_ptr<session_drain> drain;
 
     /// The sequence memo of `key` (each side of a read/write lock has its own: a reader's held node proves
     /// nothing for a writer), or null if the key never went back to ZooKeeper.

@@ -62,7 +62,7 @@ lease_queue& semaphore_queue::machine()
 
 void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h)
 {
-    error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path + "/leases");
+    error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : acquire_refusal(path + "/leases");
     if (!ec && (n == 0 || n > max_leases || n > max_leases_at_once)) ec = zklock::error::invalid_lease_count;
     if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
     waiters_[id] = waiter{std::move(h), lease};
@@ -82,6 +82,17 @@ void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
     held_back_.erase(it);
     complete(id, why, {});
     for (auto& l : b.leases) free_lease({std::move(l), b.local, {}, nullptr});
+}
+
+void semaphore_queue::drain()
+{
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, w] : waiters_) ids.push_back(id);
+    for (auto id : ids) cancel_waiter(id, zklock::error::draining);
+    std::vector<std::uint64_t> holders;
+    for (const auto& [holder, l] : held_)
+        if (!l.revoke_requested) holders.push_back(holder);
+    for (auto holder : holders) revoked(holder);
 }
 
 void semaphore_queue::alarm_rang(const clock_alarm& a)

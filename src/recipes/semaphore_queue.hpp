@@ -36,6 +36,7 @@ public:
     bool holds(std::uint64_t holder) const override { return held_.count(holder) != 0; }
     void wait_revoked(std::uint64_t id, std::uint64_t holder, handler<> h) override;
     void cancel_revoked(std::uint64_t id) override;
+    void drain() override;
 
     /// From the current run: its leases, or why it failed (a retryable error: try again once connected).
     void on_run_done(const lease_run* run, error_code ec, std::vector<lease_node> leases);

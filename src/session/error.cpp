@@ -77,6 +77,9 @@ public:
         case error::invalid_participant_id:
             return "an election's participant id must be one line of text (no newline, not \"__REVOKE__\"): "
                    "it is its node's data, which Curator and kazoo read as the id";
+        case error::draining:
+            return "the session is draining (async_drain was called): it takes no new locks, and waiters were "
+                   "cancelled; acquire on another session";
         }
         return "zklock error " + std::to_string(ev);
     }

@@ -91,6 +91,12 @@ BOOST_AUTO_TEST_CASE(two_order_servers_share_one_stock)
     s2.signal(SIGTERM);
     BOOST_TEST(s1.wait_for(20s).value_or(-1) == 0);
     BOOST_TEST(s2.wait_for(20s).value_or(-1) == 0);
+    // SIGTERM drains each server's session: nothing was held, so it closed at once, without a timeout.
+    for (const auto* name : {"s1.out", "s2.out"}) {
+        const auto said = read_file(dir / name);
+        BOOST_TEST_CONTEXT(name) { BOOST_TEST(said.find("drained in") != std::string::npos); }
+        BOOST_TEST_CONTEXT(name) { BOOST_TEST(said.find("grace was over") == std::string::npos); }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(timed_acquire_runs)

@@ -3,6 +3,7 @@
 // Each entry point hops onto the session's executor (inline when already there), so that callers on other
 // threads or strands are safe; the state is moved into the hop, so that the last reference to it is never
 // dropped on the caller's thread.
+#include "../drain.hpp"
 #include "../lock_queue.hpp"
 
 #include "../../session/pending_op.hpp"
@@ -29,7 +30,10 @@ void async_release(std::shared_ptr<lock_base> q, std::uint64_t holder, handler<>
                 if (d && ss) d->complete(*ss, asio::error::operation_aborted);
             });
         });
-    asio::dispatch(ex, [q = std::move(q), holder, done = std::move(done)]() mutable { q->release(holder, std::move(done)); });
+    asio::dispatch(ex, [q = std::move(q), holder, done = std::move(done)]() mutable {
+        q->release(holder, std::move(done));
+        note_release(*q->s);
+    });
 }
 
 namespace {
@@ -78,7 +82,10 @@ void release_detached(std::shared_ptr<lock_base> q, std::uint64_t holder) noexce
 {
     try {
         auto ex = q->s->ex;
-        asio::dispatch(ex, [q = std::move(q), holder] { q->release(holder, nullptr); });
+        asio::dispatch(ex, [q = std::move(q), holder] {
+            q->release(holder, nullptr);
+            note_release(*q->s);
+        });
     } catch (...) {  // out of memory in a destructor: nothing can be posted. The node still goes with the
                      // session; the reference goes here, off the executor, which is then the lesser harm.
     }

@@ -1,0 +1,99 @@
+#include "drain_machine.hpp"
+
+#include <zklock/error.hpp>
+
+#include <algorithm>
+
+namespace zklock::detail {
+
+using type = drain_action::type;
+
+drain_machine::actions drain_machine::start(std::uint64_t id, clock_time deadline, bool holders, error_code session_over)
+{
+    actions out;
+    if (phase_ == phase::done || (phase_ == phase::idle && session_over)) {
+        out.push_back({.what = type::complete, .id = id, .ec = zklock::error::already_closed});
+        return out;
+    }
+    callers_.push_back(id);
+    if (phase_ == phase::idle) {
+        phase_ = phase::waiting;
+        out.push_back({.what = type::stop_new_work});
+    }
+    if (phase_ == phase::waiting && (!deadline_ || deadline < *deadline_)) {
+        deadline_ = deadline;
+        out.push_back({.what = type::arm_deadline, .at = deadline});
+    }
+    if (phase_ == phase::waiting && !holders) {
+        auto more = holders_gone();
+        out.insert(out.end(), more.begin(), more.end());
+    }
+    return out;
+}
+
+drain_machine::actions drain_machine::holders_gone()
+{
+    actions out;
+    if (phase_ != phase::waiting) return out;
+    phase_ = phase::confirming;
+    out.push_back({.what = type::confirm});
+    return out;
+}
+
+drain_machine::actions drain_machine::deadline_passed(bool holders)
+{
+    if (phase_ != phase::waiting && phase_ != phase::confirming) return {};
+    return close_now({}, holders);
+}
+
+drain_machine::actions drain_machine::cut_short(std::uint64_t id, bool holders)
+{
+    actions out;
+    const auto it = std::find(callers_.begin(), callers_.end(), id);
+    if (it == callers_.end()) return out;  // already answered: the signal came late
+    callers_.erase(it);
+    out.push_back({.what = type::abort, .id = id});
+    if (phase_ == phase::waiting || phase_ == phase::confirming) return close_now(std::move(out), holders);
+    return out;
+}
+
+drain_machine::actions drain_machine::confirmed()
+{
+    if (phase_ != phase::confirming) return {};
+    return close_now({}, false);
+}
+
+drain_machine::actions drain_machine::closed()
+{
+    actions out;
+    if (phase_ != phase::closing) return out;
+    phase_ = phase::done;
+    complete_all(out, forced_ ? error_code(zklock::error::timeout) : error_code{});
+    return out;
+}
+
+drain_machine::actions drain_machine::session_ended(error_code why)
+{
+    actions out;
+    // Our own close ends the session too: closed() answers then.
+    if (phase_ != phase::waiting && phase_ != phase::confirming) return out;
+    phase_ = phase::done;
+    complete_all(out, why);
+    return out;
+}
+
+drain_machine::actions drain_machine::close_now(actions out, bool forced)
+{
+    phase_ = phase::closing;
+    forced_ = forced;
+    out.push_back({.what = type::close});
+    return out;
+}
+
+void drain_machine::complete_all(actions& out, error_code ec)
+{
+    for (auto id : callers_) out.push_back({.what = type::complete, .id = id, .ec = ec});
+    callers_.clear();
+}
+
+}  // namespace zklock::detail

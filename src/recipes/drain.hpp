@@ -1,0 +1,44 @@
+// The shell around drain_machine: session::async_drain. It lives in the session's recipe registry, stops
+// the session's locks taking new work, waits for their holders, and closes the session.
+#pragma once
+
+#include "core/drain_machine.hpp"
+#include "registry.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <map>
+
+namespace zklock::detail {
+
+class session_drain : public std::enable_shared_from_this<session_drain> {
+public:
+    /// Made on the first drain and kept by the registry for the session's life (its state listener is
+    /// never removed: the session, which owns both, goes first).
+    explicit session_drain(session_impl& s);
+
+    /// Caller `id` asks for a drain that ends by `deadline` (on the session's executor; `keep` is the
+    /// session, held while a caller waits, as a request in flight holds it).
+    void start(std::shared_ptr<session_impl> keep, std::uint64_t id, clock_time deadline, handler<> h);
+    /// Caller `id`'s terminal or partial cancellation.
+    void cut_short(std::uint64_t id);
+    /// A hold ended: if nothing is held any more, the drain goes on.
+    void after_release();
+
+private:
+    void perform(const drain_machine::actions& out);
+    void stop_new_work();
+    bool anything_held() const;
+
+    session_impl& s_;
+    drain_machine machine_;
+    std::map<std::uint64_t, handler<>> callers_;
+    std::shared_ptr<session_impl> keep_;
+    asio::steady_timer timer_;
+    std::uint64_t listener_ = 0;
+};
+
+/// Tells the session's drain, if one is under way, that a hold ended (on the session's executor).
+void note_release(session_impl& s);
+
+}  // namespace zklock::detail

@@ -1,0 +1,254 @@
+// session::async_drain against a real ZooKeeper: a planned stop hands every lock over at once (not after a
+// session timeout), refuses new acquires of every recipe with error::draining, fails the waiters, asks the
+// holders to let go, lets their releases complete, and closes the session; a holder past the grace is told
+// session_closed; cancellation (each type) and the odd calls (twice, after a close, a moved-from session).
+#define BOOST_TEST_MODULE zklock drain
+#include "test_util.hpp"
+
+#include <zklock/zklock.hpp>
+
+#include <memory>
+
+using namespace test;
+using zklock::guard;
+using zklock::mutex;
+using zklock::session;
+
+namespace {
+
+/// A session whose timeout is long, so that a hand-over that waited for its expiry would show.
+std::unique_ptr<session> long_session(asio::io_context& ioc)
+{
+    auto c = config_for(shared_server().connect_string());
+    c.session_timeout = 30s;
+    return std::make_unique<session>(ioc, c);
+}
+
+/// An operation started now whose outcome is read later.
+struct outcome {
+    bool done = false;
+    zklock::error_code ec;
+    std::chrono::steady_clock::time_point at{};
+    void set(zklock::error_code e)
+    {
+        ec = e;
+        done = true;
+        at = std::chrono::steady_clock::now();
+    }
+};
+
+/// Starts `s.async_drain(grace)`; its outcome lands in `o`. `sig`, if given, can cancel it.
+void start_drain(asio::io_context& ioc, session& s, std::chrono::milliseconds grace, outcome& o,
+                 asio::cancellation_signal* sig = nullptr)
+{
+    asio::co_spawn(ioc, [&s, grace, &o, sig]() -> asio::awaitable<void> {
+        if (sig) {
+            auto [ec] = co_await s.async_drain(grace, asio::bind_cancellation_slot(sig->slot(), tuple_awaitable));
+            o.set(ec);
+        } else {
+            auto [ec] = co_await s.async_drain(grace, tuple_awaitable);
+            o.set(ec);
+        }
+    }, asio::detached);
+}
+
+asio::awaitable<bool> until_done(const outcome& o, std::chrono::milliseconds limit = 10s)
+{
+    co_return co_await eventually([&]() -> asio::awaitable<bool> { co_return o.done; }, limit);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_session)
+{
+    asio::io_context ioc;
+    auto a = long_session(ioc);
+    sessions others(ioc, 1);
+    auto& b = others[0];
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await a->async_connect(use_awaitable);
+        co_await others.connect();
+        const auto lock_path = unique_path("drain-mutex"), sem_path = unique_path("drain-sem");
+        mutex ma(*a, lock_path), mb(b, lock_path);
+        zklock::semaphore sa(*a, sem_path, 1), sb(b, sem_path, 1);
+        auto g = co_await ma.acquire(5s, use_awaitable);
+        auto lease = co_await sa.acquire(5s, use_awaitable);
+
+        // A's holders work until asked to let go; `a_holds` is what B's grants are checked against.
+        int a_holds = 2;
+        outcome released_lock, released_lease;
+        auto holder = [&](guard& held, outcome& released) -> asio::awaitable<void> {
+            auto [asked] = co_await held.async_wait_revoked(tuple_awaitable);
+            BOOST_TEST(!asked);
+            --a_holds;
+            auto [ec] = co_await held.release(tuple_awaitable);
+            released.set(ec);
+        };
+        // Waiters: one of A's own (local), and B on both paths.
+        outcome a_waiter;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            mutex again(*a, lock_path);
+            auto [ec, g2] = co_await again.acquire(30s, tuple_awaitable);
+            a_waiter.set(ec);
+        }, asio::detached);
+        outcome b_lock, b_lease;
+        int b_saw_a_holding = 0;
+        auto b_takes = [&](auto& lock, outcome& got) -> asio::awaitable<void> {
+            auto [ec, gb] = co_await lock.acquire(30s, tuple_awaitable);
+            b_saw_a_holding += a_holds;
+            got.set(ec);
+            if (!ec) co_await gb.release(use_awaitable);
+        };
+        asio::co_spawn(ioc, b_takes(mb, b_lock), asio::detached);
+        asio::co_spawn(ioc, b_takes(sb, b_lease), asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(b, lock_path)).size() == 2;  // A's node (A's waiter waits in A), B's
+        }));
+        co_await pause(100ms);
+        BOOST_TEST(!b_lock.done);
+        BOOST_TEST(!b_lease.done);
+
+        const auto started = std::chrono::steady_clock::now();
+        outcome drained;
+        start_drain(ioc, *a, 20s, drained);
+        asio::co_spawn(ioc, holder(g, released_lock), asio::detached);
+        asio::co_spawn(ioc, holder(lease, released_lease), asio::detached);
+
+        BOOST_TEST(co_await until_done(a_waiter));
+        BOOST_TEST(a_waiter.ec == zklock::error::draining);
+        // New acquires of every kind are refused at once.
+        mutex fresh(*a, unique_path("drain-late"));
+        auto [late_ec, late] = co_await fresh.acquire(5s, tuple_awaitable);
+        BOOST_TEST(late_ec == zklock::error::draining);
+        zklock::shared_mutex rw(*a, unique_path("drain-rw"));
+        auto [read_ec, read] = co_await rw.acquire_shared(5s, tuple_awaitable);
+        BOOST_TEST(read_ec == zklock::error::draining);
+        auto [sem_ec, sem_lease] = co_await sa.acquire(5s, tuple_awaitable);
+        BOOST_TEST(sem_ec == zklock::error::draining);
+        zklock::multi_lock both(mutex(*a, unique_path("drain-x")), mutex(*a, unique_path("drain-y")));
+        auto [multi_ec, multi] = co_await both.acquire(5s, tuple_awaitable);
+        BOOST_TEST(multi_ec == zklock::error::draining);
+
+        BOOST_TEST(co_await until_done(drained, 15s));
+        BOOST_TEST(!drained.ec);
+        BOOST_TEST(a->state() == zklock::session_state::closed);
+        // The releases were answered, not cut off by the close.
+        BOOST_TEST(released_lock.done);
+        BOOST_TEST(!released_lock.ec);
+        BOOST_TEST(released_lease.done);
+        BOOST_TEST(!released_lease.ec);
+        BOOST_TEST(co_await until_done(b_lock));
+        BOOST_TEST(co_await until_done(b_lease));
+        BOOST_TEST(!b_lock.ec);
+        BOOST_TEST(!b_lease.ec);
+        BOOST_TEST(b_saw_a_holding == 0);  // mutual exclusion: B got each only after A let it go
+        // At once, not after A's 30 s session timeout.
+        BOOST_TEST((b_lock.at - started < 10s && b_lease.at - started < 10s));
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(b, lock_path)).empty() && (co_await children(b, sem_path + "/leases")).empty();
+        }));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_holder_past_the_grace_is_told_session_closed)
+{
+    asio::io_context ioc;
+    auto a = long_session(ioc);
+    sessions others(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await a->async_connect(use_awaitable);
+        co_await others.connect();
+        const auto path = unique_path("drain-stubborn");
+        mutex ma(*a, path), mb(others[0], path);
+        auto g = co_await ma.acquire(5s, use_awaitable);  // a holder that never lets go
+        outcome lost;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec, why] = co_await g.async_wait_lost(tuple_awaitable);
+            lost.set(why);
+        }, asio::detached);
+        outcome drained;
+        start_drain(ioc, *a, 300ms, drained);
+        BOOST_TEST(co_await until_done(drained));
+        BOOST_TEST(drained.ec == zklock::error::timeout);
+        BOOST_TEST(a->state() == zklock::session_state::closed);
+        BOOST_TEST(co_await until_done(lost));
+        BOOST_TEST(lost.ec == zklock::error::session_closed);
+        BOOST_TEST(g.lost() == zklock::error::session_closed);
+        auto gb = co_await mb.acquire(5s, use_awaitable);  // the close released it
+        BOOST_TEST(gb.owns_lock());
+        co_await gb.release(use_awaitable);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(terminal_and_partial_cancellation_cut_the_grace_short_total_does_not)
+{
+    for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
+                      asio::cancellation_type::total}) {
+        BOOST_TEST_CONTEXT("cancellation type " << static_cast<int>(type))
+        {
+            asio::io_context ioc;
+            auto a = long_session(ioc);
+            run(ioc, [&]() -> asio::awaitable<void> {
+                co_await a->async_connect(use_awaitable);
+                mutex m(*a, unique_path("drain-cancel"));
+                auto g = co_await m.acquire(5s, use_awaitable);
+                outcome drained;
+                asio::cancellation_signal sig;
+                start_drain(ioc, *a, 20s, drained, &sig);
+                co_await pause(50ms);
+                sig.emit(type);
+                if (type == asio::cancellation_type::total) {
+                    co_await pause(200ms);
+                    BOOST_TEST(!drained.done);  // not supported: the drain goes on
+                    BOOST_TEST(a->state() == zklock::session_state::connected);
+                    co_await g.release(use_awaitable);
+                    BOOST_TEST(co_await until_done(drained));
+                    BOOST_TEST(!drained.ec);
+                } else {
+                    BOOST_TEST(co_await until_done(drained, 5s));
+                    BOOST_TEST(drained.ec == asio::error::operation_aborted);
+                    BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+                        co_return g.lost() == zklock::error::session_closed;
+                    }));
+                }
+                BOOST_TEST(a->state() == zklock::session_state::closed);
+            });
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_second_drain_joins_the_first_and_a_late_one_is_refused)
+{
+    asio::io_context ioc;
+    auto a = long_session(ioc);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await a->async_connect(use_awaitable);
+        mutex m(*a, unique_path("drain-twice"));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        outcome first, second;
+        const auto started = std::chrono::steady_clock::now();
+        start_drain(ioc, *a, 20s, first);
+        start_drain(ioc, *a, 300ms, second);  // the earlier deadline counts for both
+        BOOST_TEST(co_await until_done(first));
+        BOOST_TEST(co_await until_done(second));
+        BOOST_TEST(first.ec == zklock::error::timeout);
+        BOOST_TEST(second.ec == zklock::error::timeout);
+        BOOST_TEST((first.at - started < 10s));
+        auto [late] = co_await a->async_drain(1s, tuple_awaitable);
+        BOOST_TEST(late == zklock::error::already_closed);
+
+        session closed_before(ioc, config_for(shared_server().connect_string()));
+        co_await closed_before.async_connect(use_awaitable);
+        closed_before.close();
+        auto [after_close] = co_await closed_before.async_drain(1s, tuple_awaitable);
+        BOOST_TEST(after_close == zklock::error::already_closed);
+
+        session from(ioc, config_for(shared_server().connect_string()));
+        session to(std::move(from));
+        auto [moved] = co_await from.async_drain(1s, tuple_awaitable);  // NOLINT(bugprone-use-after-move)
+        BOOST_TEST(moved == zklock::error::no_session);
+        auto [never_connected] = co_await to.async_drain(1s, tuple_awaitable);
+        BOOST_TEST(!never_connected);  // nothing to hand over
+        BOOST_TEST(to.state() == zklock::session_state::closed);
+    });
+}
