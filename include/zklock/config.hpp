@@ -16,6 +16,11 @@ enum class log_level { error = 1, warning = 2, info = 3, debug = 4 };
 /// or on the helper thread that opens and closes the handle.
 using log_sink = std::function<void(log_level, std::string_view)>;
 
+/// Turns one entry of session_config::hosts, a host name (or address) and its port, into the addresses
+/// to connect to: literals with the port, "10.0.0.7:2181" or "[fd00::7]:2181". Empty, or an exception:
+/// the name does not resolve (it is skipped, and logged).
+using host_resolver = std::function<std::vector<std::string>(const std::string& host, const std::string& port)>;
+
 /// A sink that writes "zklock LEVEL: message" to stderr, for programs that want the C client's chatter.
 log_sink stderr_log_sink();
 
@@ -54,6 +59,23 @@ struct session_config {
     /// so that `async_participants` and `zklock ls` can say who holds and who waits. Empty: "hostname:pid".
     /// Anything after a newline is dropped.
     std::string owner{};
+    /// How host names are resolved. Empty: getaddrinfo (the system's resolver, /etc/hosts and DNS).
+    /// Names are resolved when the session starts, and again every second while it is disconnected; when
+    /// the addresses changed (a ZooKeeper pod rescheduled under the same name), the session connects to
+    /// the new ones and is kept if one of them answers within the session timeout (the change is logged).
+    /// Called on a helper thread, never on the session's executor: it may block, and must be safe to call
+    /// from another thread while the session runs.
+    host_resolver resolver{};
+    /// Follow the ensemble's membership as ZooKeeper 3.5+ publishes it in /zookeeper/config (read at every
+    /// connect, and watched): when it lists client addresses, they replace the host list (the chroot
+    /// stays), so that members added or moved by `reconfig` are reached and removed ones are left, as
+    /// Curator's EnsembleTracker does. The C client may then move the session to another member to
+    /// spread the load (the session is kept). Each change is logged. A static configuration that names no
+    /// client address changes nothing. Off by default for now: the read it sends at every connect is one
+    /// more request out when a connection breaks under a send, which the C client then answers out of
+    /// order on the next connection (docs/DESIGN.md, "Moving servers"); it becomes the default once that is
+    /// handled.
+    bool follow_ensemble = false;
     /// Added with zoo_add_auth right after the handle is created.
     std::vector<credential> credentials{};
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).

@@ -162,10 +162,36 @@ helper_threads::~helper_threads()
 
 // The C client re-resolves its host names after every failed connection attempt, with a blocking
 // getaddrinfo inside zookeeper_interest, on the event loop (zoo_set_servers_resolution_delay does not stop
-// that). So names are resolved here, once, on the helper thread, and the C client gets address literals.
-// A name that does not resolve is skipped and named (as ZooKeeper's Java client does); with none left the
-// session cannot start. Name changes need a new session.
-resolved_hosts resolve_hosts(const std::string& hosts)
+// that). So names are resolved here, on a helper thread, and the C client gets address literals: when the
+// session starts, and again while it is disconnected (session_impl::follow_names). A name that does not
+// resolve is skipped and named (as ZooKeeper's Java client does); with none left the session cannot start.
+namespace {
+
+// getaddrinfo's answer for one entry, as address literals with the port ("[v6]:port" for IPv6).
+std::vector<std::string> system_resolve(const std::string& host, const std::string& port)
+{
+    std::vector<std::string> out;
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) return out;
+    for (auto* a = res; a; a = a->ai_next) {
+        char text[INET6_ADDRSTRLEN] = {};
+        const void* addr = a->ai_family == AF_INET6
+                               ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr)
+                               : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr);
+        if (!::inet_ntop(a->ai_family, addr, text, sizeof text)) continue;
+        out.push_back(a->ai_family == AF_INET6 ? "[" + std::string(text) + "]:" + port : text + (":" + port));
+    }
+    ::freeaddrinfo(res);
+    return out;
+}
+
+}  // namespace
+
+std::string addresses_of(const std::string& list) { return list.substr(0, list.find('/')); }
+
+resolved_hosts resolve_hosts(const std::string& hosts, const zklock::host_resolver& resolver)
 {
     resolved_hosts out;
     const auto slash = hosts.find('/');
@@ -178,24 +204,22 @@ resolved_hosts resolve_hosts(const std::string& hosts)
         std::string host(entry.substr(0, colon));
         const std::string port(entry.substr(colon + 1));
         if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-        addrinfo hints{};
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo* res = nullptr;
-        if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) {
+        std::vector<std::string> literals;
+        try {
+            literals = resolver ? resolver(host, port) : system_resolve(host, port);
+        } catch (...) {  // a user's resolver that throws: the name does not resolve
+            literals.clear();
+        }
+        if (literals.empty()) {
             out.unresolved.push_back(host);
             continue;
         }
-        for (auto* a = res; a; a = a->ai_next) {
-            char text[INET6_ADDRSTRLEN] = {};
-            const void* addr = a->ai_family == AF_INET6
-                                   ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr)
-                                   : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr);
-            if (!::inet_ntop(a->ai_family, addr, text, sizeof text)) continue;
-            std::string literal = a->ai_family == AF_INET6 ? "[" + std::string(text) + "]:" + port : text + (":" + port);
-            if (out.list.find(literal) != std::string::npos) continue;  // one name may list an address twice
+        for (const auto& literal : literals) {
+            if (literal.empty()) continue;
+            // One name may list an address twice.
+            if (("," + out.list + ",").find("," + literal + ",") != std::string::npos) continue;
             out.list += (out.list.empty() ? "" : ",") + literal;
         }
-        ::freeaddrinfo(res);
     }
     if (!out.list.empty() && slash != std::string::npos) out.list += hosts.substr(slash);
     return out;

@@ -113,7 +113,10 @@ struct resolved_hosts {
     std::string list;                     ///< "addr:port,...[/chroot]"; empty if no name resolved
     std::vector<std::string> unresolved;  ///< the names that did not resolve
 };
-/// Resolves every name of a host list (blocking: on a helper thread).
-resolved_hosts resolve_hosts(const std::string& hosts);
+/// Resolves every name of a host list (blocking: on a helper thread), with `resolver` if set (see
+/// session_config::resolver), else getaddrinfo.
+resolved_hosts resolve_hosts(const std::string& hosts, const zklock::host_resolver& resolver = {});
+/// The addresses of a resolved list, without its chroot.
+std::string addresses_of(const std::string& list);
 
 }  // namespace zklock::detail

@@ -255,21 +255,32 @@ void session_impl::exists(std::string path, watch* w, handler<std::optional<stat
     });
 }
 
+namespace {
+using data_request = request<std::string, stat>;
+}  // namespace
+
+void session_impl::data_answered(int rc, const char* value, int len, const struct Stat* st, const void* data)
+{
+    auto req = take<data_request>(data, rc);
+    if (req->owner) req->owner->settle_watch(req->watch, rc == ZOK);
+    req->complete(zk_error(rc),
+                  rc == ZOK && value && len > 0 ? std::string(value, static_cast<std::size_t>(len)) : std::string{},
+                  to_stat(st));
+}
+
 void session_impl::get_data(std::string path, watch* w, handler<std::string, stat> h)
 {
-    using req_t = request<std::string, stat>;
-    start_request("get_data", refusal(path), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](req_t& r) {
-        return zoo_awget(
-            zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()),
-            [](int rc2, const char* value, int len, const struct Stat* st, const void* data) {
-                auto req = take<req_t>(data, rc2);
-                if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK);
-                req->complete(zk_error(rc2),
-                              rc2 == ZOK && value && len > 0 ? std::string(value, static_cast<std::size_t>(len))
-                                                             : std::string{},
-                              to_stat(st));
-            },
-            &r);
+    start_request("get_data", refusal(path), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](data_request& r) {
+        return zoo_awget(zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()), data_answered, &r);
+    });
+}
+
+void session_impl::get_config(watch* w, handler<std::string, stat> h)
+{
+    // zoo_awgetconfig reads /zookeeper/config outside the chroot.
+    static const std::string path = "/zookeeper/config";
+    start_request("get_config", refusal(), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](data_request& r) {
+        return zoo_awgetconfig(zh_, watcher_for(r.watch.get()), watcher_context(r.watch.get()), data_answered, &r);
     });
 }
 

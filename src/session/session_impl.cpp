@@ -38,7 +38,7 @@ void session_watcher(zhandle_t* zh, int type, int state, const char*, void*)
 // --- Session lifecycle --------------------------------------------------------------------------
 session_impl::session_impl(executor_type e, session_config c)
     : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex), keepalive_timer_(ex),
-      handshake_timer_(ex),
+      handshake_timer_(ex), resolve_timer_(ex),
       link_(std::make_shared<helper_link>(ex))
 {
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
@@ -103,11 +103,11 @@ void session_impl::connect(handler<> h)
                                             std::to_string(s->cfg.connect_timeout.count()) + " ms");
         s->close(zklock::error::connect_timeout);
     });
-    off_loop([link = link_, w = weak_from_this(), hosts = cfg.hosts,
+    off_loop([link = link_, w = weak_from_this(), hosts = cfg.hosts, resolver = cfg.resolver,
               timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
         zhandle_t* zh = nullptr;
         int err = 0;
-        const auto resolved = resolve_hosts(hosts);
+        const auto resolved = resolve_hosts(hosts, resolver);
         std::string unresolved;
         for (const auto& name : resolved.unresolved) unresolved += (unresolved.empty() ? "" : ", ") + name;
         if (!resolved.list.empty()) {
@@ -116,8 +116,13 @@ void session_impl::connect(handler<> h)
             zh = zookeeper_init2(resolved.list.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
             err = errno;
         }
-        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(unresolved)] {
-            if (auto self = w.lock()) self->on_handle_created(zh, err, unresolved);
+        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(unresolved), hosts,
+                                             addresses = addresses_of(resolved.list)] {
+            if (auto self = w.lock()) {
+                self->addresses_ = addresses;
+                self->followed_hosts_ = addresses_of(hosts);
+                self->on_handle_created(zh, err, unresolved);
+            }
             else if (zh) off_loop([zh, lg] { close_handle(zh, lg); });
         });
         if (!handed_over && zh) close_handle(zh, lg);
@@ -194,6 +199,9 @@ void session_impl::on_session_event(int zk_state)
             asio::post(ex, [w = weak_from_this()] {
                 if (auto self = w.lock()) self->keepalive_tick();
             });
+        asio::post(ex, [w = weak_from_this()] {
+            if (auto self = w.lock()) self->follow_ensemble();
+        });
         if (connect_handler_) {
             connect_timer_.cancel();
             post_completion(std::move(connect_handler_), error_code{});
@@ -209,7 +217,13 @@ void session_impl::on_session_event(int zk_state)
         });
         return;
     }
-    if (state == session_state::connected) set_state(session_state::connecting);
+    if (state == session_state::connected) {
+        set_state(session_state::connecting);
+        // Posted: no request to the C client from inside its own completion.
+        asio::post(ex, [w = weak_from_this()] {
+            if (auto self = w.lock()) self->follow_names();
+        });
+    }
 }
 
 void session_impl::enter_final(session_state s, error_code why)
@@ -238,6 +252,7 @@ void session_impl::enter_final(session_state s, error_code why)
     timer_.cancel();
     keepalive_timer_.cancel();
     handshake_timer_.cancel();
+    resolve_timer_.cancel();
 
     if (!zh_) {
         on_handle_closed();

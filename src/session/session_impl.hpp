@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 struct _zhandle;
+struct Stat;
 
 namespace zklock::detail {
 
@@ -295,6 +296,27 @@ private:
     asio::steady_timer handshake_timer_;
     void watch_handshake();
     void keepalive_tick();
+    // Following the host names and the ensemble (names.cpp). The names are resolved off the loop when the
+    // session starts, and again every follow_names_every while it is disconnected; with follow_ensemble,
+    // /zookeeper/config is read (and watched) at every connect, and its members replace the host list. A
+    // changed set of addresses goes to the C client with zoo_set_servers (the chroot stays), and the
+    // session is kept if a server that knows it answers within its timeout.
+    static constexpr std::chrono::milliseconds follow_names_every{1'000};
+    asio::steady_timer resolve_timer_;
+    std::string followed_hosts_;  // the names followed: the host list's, or the ensemble's members
+    std::string addresses_;       // what the C client connects to: "ip:port,...", without the chroot
+    bool resolving_ = false;
+    void follow_names();
+    /// Resolves `hosts` off the loop; `then(addresses, unresolved names)` runs on the executor.
+    void resolve_off_loop(std::string hosts, std::function<void(std::string, std::string)> then);
+    /// Hands `addresses` to the C client if they differ from what it has (as a set); `why` is logged.
+    void use_addresses(const std::string& addresses, const std::string& unresolved, const std::string& why);
+    watch config_watch_;
+    bool reading_config_ = false;
+    void follow_ensemble();
+    void get_config(watch* w, handler<std::string, stat> h);
+    /// The C completion of a node's data (get_data, get_config).
+    static void data_answered(int rc, const char* value, int len, const struct Stat* st, const void* data);
     std::vector<fault_plan> faults_;
     std::optional<fault_plan> take_fault(const char* kind, bool answered);
 

@@ -94,9 +94,11 @@ void ensemble::write_config(const member& m) const {
     }
     if (members.size() > 1) {
         cfg << "initLimit=50\nsyncLimit=25\n";
-        for (const auto& other : members)
-            cfg << "server." << other.id << '=' << other.address << ':' << other.peer.port << ':' << other.election.port
-                << '\n';
+        for (const auto& other : members) {
+            cfg << "server." << other.id << '=' << other.address << ':' << other.peer.port << ':' << other.election.port;
+            if (options.publish_client_addresses) cfg << ';' << other.address << ':' << other.client.port;
+            cfg << '\n';
+        }
         std::ofstream(data / "myid") << m.id << '\n';
     }
     if (!cfg.flush()) throw std::runtime_error("zklock::testing: cannot write " + m.config_file().string());

@@ -2,6 +2,9 @@
 #define BOOST_TEST_MODULE zklock dead servers
 #include "test_util.hpp"
 
+#include <algorithm>
+#include <mutex>
+
 #include "recipes/registry.hpp"
 #include "session/session_impl.hpp"
 
@@ -161,5 +164,119 @@ BOOST_AUTO_TEST_CASE(a_frozen_member_costs_neither_connects_nor_deadlines)
         BOOST_TEST(ec == zklock::error::timeout, ec.message());
         BOOST_TEST_MESSAGE("a 2 s acquire during a leader pause took " << took.count() << " ms");
         BOOST_TEST(took.count() < 2400);
+    }, 120s);
+}
+
+// Kubernetes brings a ZooKeeper pod back under its name with a new address. A session that resolved the
+// name once could then reach no server until it expired (ZOOKEEPER-2184). Here the name "zk.example.test"
+// first gives member 0, then member 1 once member 0 is gone: the session follows the name, and keeps its
+// id and its lock. (The resolver hook stands in for DNS: nothing outside loopback is ever asked.)
+BOOST_AUTO_TEST_CASE(a_session_follows_a_name_to_its_new_address)
+{
+    zklock::testing::server_options opts;
+    opts.tick_ms = 200;
+    zklock::testing::cluster cl(3, opts);
+    std::mutex mu;
+    auto member = [&](std::size_t i) { return "127.0.0.1:" + std::to_string(cl.client_port(i)); };
+    std::string address = member(0);
+    std::vector<std::string> said;
+    auto cfg = config_for("zk.example.test:2181");
+    cfg.session_timeout = 8s;
+    cfg.resolver = [&](const std::string& host, const std::string& port) -> std::vector<std::string> {
+        std::lock_guard<std::mutex> l(mu);
+        if (host != "zk.example.test" || port != "2181") return {};
+        return {address};
+    };
+    cfg.log = [&](zklock::log_level, std::string_view text) {
+        std::lock_guard<std::mutex> l(mu);
+        said.emplace_back(text);
+    };
+    asio::io_context ioc;
+    session s(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto id = s.id();
+        mutex m(s, unique_path("follow-name"));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        {
+            std::lock_guard<std::mutex> l(mu);
+            address = member(1);
+        }
+        const auto t0 = clock_type::now();
+        cl.stop(0);
+        auto [ec1, st1] = co_await s.async_wait_state(session_state::connected, tuple_awaitable);
+        BOOST_TEST(st1 == session_state::connecting);
+        auto [ec2, st2] = co_await s.async_wait_state(session_state::connecting, tuple_awaitable);
+        const auto took = since(t0);
+        BOOST_TEST(st2 == session_state::connected);
+        BOOST_TEST_MESSAGE("reconnected through the name's new address " << took.count() << " ms after the stop");
+        BOOST_TEST(s.id() == id);  // the same session: nothing of it was lost
+        BOOST_TEST(!g.lost(), g.lost().message());
+        auto [eec, there] = co_await s.async_exists(g.node(), tuple_awaitable);
+        BOOST_TEST(!eec, eec.message());
+        BOOST_TEST(there.has_value());  // the server agrees: the lock node is still there
+        co_await g.release(use_awaitable);
+        co_await s.async_close(use_awaitable);
+    });
+    std::lock_guard<std::mutex> l(mu);
+    const bool logged = std::any_of(said.begin(), said.end(), [&](const std::string& line) {
+        return line.find("ZooKeeper is now at " + member(1)) != std::string::npos;
+    });
+    BOOST_TEST(logged, "the change of address was not logged");
+}
+
+// A session given one member of three (and a chroot) reads the membership in /zookeeper/config, and
+// reaches the others when that member dies: same session, same lock, same chroot. Given the member alone
+// it could only wait for it, as a client that does not follow the ensemble does.
+BOOST_AUTO_TEST_CASE(a_session_follows_the_ensemble_membership)
+{
+    zklock::testing::server_options opts;
+    opts.tick_ms = 200;
+    opts.publish_client_addresses = true;
+    zklock::testing::cluster cl(3, opts);
+    std::mutex mu;
+    std::vector<std::string> said;
+    const auto member0 = "127.0.0.1:" + std::to_string(cl.client_port(0));
+    auto cfg = config_for(member0 + "/followed");
+    cfg.follow_ensemble = true;
+    cfg.session_timeout = 8s;
+    cfg.log = [&](zklock::log_level, std::string_view text) {
+        std::lock_guard<std::mutex> l(mu);
+        said.emplace_back(text);
+    };
+    auto logged = [&](const std::string& what) {
+        std::lock_guard<std::mutex> l(mu);
+        return std::any_of(said.begin(), said.end(), [&](const std::string& line) { return line.find(what) != std::string::npos; });
+    };
+    asio::io_context ioc;
+    session plain(ioc, config_for(cl.connect_string()));
+    session s(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await plain.async_connect(use_awaitable);
+        co_await plain.async_create("/followed", "", zklock::create_mode::persistent, use_awaitable);
+        co_await s.async_connect(use_awaitable);
+        const auto id = s.id();
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return logged("the ensemble's membership changed");
+        }));
+        for (std::size_t i = 1; i < 3; ++i) BOOST_TEST(logged("127.0.0.1:" + std::to_string(cl.client_port(i))));
+        mutex m(s, unique_path("follow-ensemble"));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        cl.stop(0);
+        // Whether the session had moved already (the C client spreads the load) or must now: it reaches a
+        // member it was never given, and the server still has its lock node, under the chroot.
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            auto [ec, there] = co_await s.async_exists(g.node(), tuple_awaitable);
+            co_return !ec && there.has_value();
+        }, 15s));
+        BOOST_TEST(s.state() == session_state::connected);
+        BOOST_TEST(s.id() == id);
+        BOOST_TEST(!g.lost(), g.lost().message());
+        auto [pec, seen] = co_await plain.async_exists("/followed" + g.node(), tuple_awaitable);
+        BOOST_TEST(!pec, pec.message());
+        BOOST_TEST(seen.has_value());
+        co_await g.release(use_awaitable);
+        co_await s.async_close(use_awaitable);
+        co_await plain.async_close(use_awaitable);
     }, 120s);
 }

@@ -19,6 +19,11 @@ struct server_options {
     /// testing::cluster only: run each member on a network of its own, whose links can be cut
     /// (cluster::partition). Needs root; see cluster.hpp.
     bool partitionable = false;
+    /// testing::cluster only: write each member's client address into its server line
+    /// ("server.1=...;127.0.0.1:port"), as a ZooKeeper 3.5+ dynamic configuration does, so that
+    /// /zookeeper/config lists every member for clients (session_config::follow_ensemble). Off, the
+    /// configuration is static and names no client address: sessions stay on the hosts they were given.
+    bool publish_client_addresses = false;
 };
 
 }  // namespace zklock::testing
