@@ -5,6 +5,7 @@
 #include "lock_base.hpp"
 
 #include <atomic>
+#include <utility>
 
 namespace zklock::detail {
 
@@ -16,7 +17,16 @@ void session_drain::start(std::shared_ptr<session_impl> keep, std::uint64_t id, 
 {
     if (!listener_)
         listener_ = s_.subscribe([w = weak_from_this()](session_state st) {
-            if (auto self = w.lock(); self && is_final(st)) self->perform(self->machine_.session_ended(final_error(st)));
+            auto self = w.lock();
+            if (!self) return;
+            if (is_final(st)) self->perform(self->machine_.session_ended(final_error(st)));
+            else if (st == session_state::connected && std::exchange(self->confirm_when_connected_, false))
+                // A turn later: the deletes that wait for this reconnect to go again were posted first,
+                // and the sync must follow them.
+                asio::post(self->s_.ex, [w] {
+                    if (auto again = w.lock(); again && again->s_.state == session_state::connected) again->confirm();
+                    else if (again) again->confirm_when_connected_ = true;
+                });
         });
     callers_.emplace(id, std::move(h));
     const auto over = is_final(s_.state) ? final_error(s_.state) : error_code{};
@@ -40,20 +50,28 @@ void session_drain::perform(const drain_machine::actions& out)
         case type::arm_deadline:
             timer_.expires_at(a.at);
             timer_.async_wait([w = weak_from_this()](error_code ec) {
-                if (auto self = w.lock(); self && !ec) self->perform(self->machine_.deadline_passed(self->anything_held()));
+                auto self = w.lock();
+                if (!self || ec) return;
+                // The session may have ended before its state listener ran: that is what the callers hear.
+                if (is_final(self->s_.state)) self->perform(self->machine_.session_ended(final_error(self->s_.state)));
+                else self->perform(self->machine_.deadline_passed(self->anything_held()));
             });
             break;
         case type::confirm:
-            // Answered after every delete sent before it: the releases complete before the close.
-            s_.sync("/", [w = weak_from_this()](error_code) {
-                if (auto self = w.lock()) self->perform(self->machine_.confirmed());
-            });
+            if (s_.state == session_state::connected) confirm();
+            else confirm_when_connected_ = true;
             break;
         case type::close:
             timer_.cancel();
+            confirm_when_connected_ = false;
             if (anything_held())
-                s_.log->write(log_level::warning, "zklock: drain: the deadline passed with locks still held; closing "
-                                                  "the session releases them (their holders are told session_closed)");
+                s_.log->write(log_level::warning,
+                              std::string("zklock: drain: ") +
+                                  (a.ec == zklock::error::timeout ? "the deadline passed"
+                                   : a.ec                         ? "a caller cut the drain short"
+                                                                  : "closing") +
+                                  " with locks still held; closing the session releases them (their holders are told "
+                                  "session_closed)");
             s_.close_and_wait([w = weak_from_this()](error_code) {
                 if (auto self = w.lock()) self->perform(self->machine_.closed());
             });
@@ -72,6 +90,17 @@ void session_drain::perform(const drain_machine::actions& out)
     // Nobody waits any more: let go of the session, on its executor and after this turn (this object is
     // the session's own, through its registry).
     if (callers_.empty() && keep_) asio::post(s_.ex, [k = std::move(keep_)] {});
+}
+
+void session_drain::confirm()
+{
+    // Answered after every delete sent before it: the releases complete before the close.
+    s_.sync("/", [w = weak_from_this()](error_code ec) {
+        auto self = w.lock();
+        if (!self) return;
+        if (is_final(self->s_.state)) self->perform(self->machine_.session_ended(final_error(self->s_.state)));
+        else self->perform(self->machine_.confirmed(ec));
+    });
 }
 
 void session_drain::stop_new_work()

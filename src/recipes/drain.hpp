@@ -28,6 +28,7 @@ public:
 private:
     void perform(const drain_machine::actions& out);
     void stop_new_work();
+    void confirm();
     bool anything_held() const;
 
     session_impl& s_;
@@ -36,9 +37,7 @@ private:
     std::shared_ptr<session_impl> keep_;
     asio::steady_timer timer_;
     std::uint64_t listener_ = 0;
+    bool confirm_when_connected_ = false;  // a confirm came while disconnected
 };
-
-/// Tells the session's drain, if one is under way, that a hold ended (on the session's executor).
-void note_release(session_impl& s);
 
 }  // namespace zklock::detail

@@ -167,9 +167,13 @@ protected:
 private:
     void ring()
     {
+        bool lease_ended = false;
         for (const auto& a : clock_.take_due(now(), session_touch())) {
             switch (a.what) {
-            case clock_alarm::type::lease: lease_ran_out(a.id); break;
+            case clock_alarm::type::lease:
+                lease_ran_out(a.id);
+                lease_ended = true;
+                break;
             case clock_alarm::type::loss:
                 if (has_holders()) grace_passed();
                 break;
@@ -177,6 +181,7 @@ private:
             }
         }
         rearm();
+        if (lease_ended) note_release(*s);  // a drain waits for holds to end, however they end
     }
 
     std::atomic<std::uint64_t> next_id_{1};

@@ -64,6 +64,10 @@ private:
     std::unordered_set<std::string> permitted_dirs_;
 };
 
+/// Tells the session's drain, if one is under way, that a hold ended (on the session's executor): a
+/// release, or a lease that ran out (recipes/drain.cpp).
+void note_release(session_impl& s);
+
 /// The session's registry, made on first use (on the session's executor).
 inline recipe_registry& registry_of(session_impl& s)
 {

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE zklock drain
 #include "test_util.hpp"
 
+#include <zklock/testing/faults.hpp>
 #include <zklock/zklock.hpp>
 
 #include <memory>
@@ -42,13 +43,9 @@ void start_drain(asio::io_context& ioc, session& s, std::chrono::milliseconds gr
                  asio::cancellation_signal* sig = nullptr)
 {
     asio::co_spawn(ioc, [&s, grace, &o, sig]() -> asio::awaitable<void> {
-        if (sig) {
-            auto [ec] = co_await s.async_drain(grace, asio::bind_cancellation_slot(sig->slot(), tuple_awaitable));
-            o.set(ec);
-        } else {
-            auto [ec] = co_await s.async_drain(grace, tuple_awaitable);
-            o.set(ec);
-        }
+        asio::cancellation_signal unused;
+        auto [ec] = co_await s.async_drain(grace, asio::bind_cancellation_slot((sig ? sig : &unused)->slot(), tuple_awaitable));
+        o.set(ec);
     }, asio::detached);
 }
 
@@ -74,13 +71,12 @@ BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_sessio
         auto g = co_await ma.acquire(5s, use_awaitable);
         auto lease = co_await sa.acquire(5s, use_awaitable);
 
-        // A's holders work until asked to let go; `a_holds` is what B's grants are checked against.
-        int a_holds = 2;
+        // A's holders work until asked to let go; B's grants are checked against A's nodes on the server.
+        const auto a_lock_node = g.node(), a_lease_node = lease.node();
         outcome released_lock, released_lease;
         auto holder = [&](guard& held, outcome& released) -> asio::awaitable<void> {
             auto [asked] = co_await held.async_wait_revoked(tuple_awaitable);
             BOOST_TEST(!asked);
-            --a_holds;
             auto [ec] = co_await held.release(tuple_awaitable);
             released.set(ec);
         };
@@ -93,14 +89,15 @@ BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_sessio
         }, asio::detached);
         outcome b_lock, b_lease;
         int b_saw_a_holding = 0;
-        auto b_takes = [&](auto& lock, outcome& got) -> asio::awaitable<void> {
+        auto b_takes = [&](auto& lock, std::string dir, std::string a_node, outcome& got) -> asio::awaitable<void> {
             auto [ec, gb] = co_await lock.acquire(30s, tuple_awaitable);
-            b_saw_a_holding += a_holds;
+            if (!ec)  // granted only once A's node is gone: ZooKeeper applied A's delete before telling B
+                for (const auto& kid : co_await children(b, dir)) b_saw_a_holding += dir + "/" + kid == a_node;
             got.set(ec);
             if (!ec) co_await gb.release(use_awaitable);
         };
-        asio::co_spawn(ioc, b_takes(mb, b_lock), asio::detached);
-        asio::co_spawn(ioc, b_takes(sb, b_lease), asio::detached);
+        asio::co_spawn(ioc, b_takes(mb, lock_path, a_lock_node, b_lock), asio::detached);
+        asio::co_spawn(ioc, b_takes(sb, sem_path + "/leases", a_lease_node, b_lease), asio::detached);
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
             co_return (co_await children(b, lock_path)).size() == 2;  // A's node (A's waiter waits in A), B's
         }));
@@ -141,7 +138,7 @@ BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_sessio
         BOOST_TEST(co_await until_done(b_lease));
         BOOST_TEST(!b_lock.ec);
         BOOST_TEST(!b_lease.ec);
-        BOOST_TEST(b_saw_a_holding == 0);  // mutual exclusion: B got each only after A let it go
+        BOOST_TEST(b_saw_a_holding == 0);  // mutual exclusion: B got each only after A's node was gone
         // At once, not after A's 30 s session timeout.
         BOOST_TEST((b_lock.at - started < 10s && b_lease.at - started < 10s));
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
@@ -250,5 +247,74 @@ BOOST_AUTO_TEST_CASE(a_second_drain_joins_the_first_and_a_late_one_is_refused)
         auto [never_connected] = co_await to.async_drain(1s, tuple_awaitable);
         BOOST_TEST(!never_connected);  // nothing to hand over
         BOOST_TEST(to.state() == zklock::session_state::closed);
+    });
+}
+
+// A lease that runs out ends a hold as a release does: the drain goes on at once, and closes cleanly
+// (nothing was held at the close), long before its deadline.
+BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_lets_the_drain_go_on)
+{
+    asio::io_context ioc;
+    auto a = long_session(ioc);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await a->async_connect(use_awaitable);
+        mutex m(*a, unique_path("drain-lease"));
+        const auto started = std::chrono::steady_clock::now();
+        auto g = co_await m.acquire(5s, zklock::lease(1500ms), use_awaitable);  // a holder that never lets go
+        outcome drained;
+        start_drain(ioc, *a, 20s, drained);
+        BOOST_TEST(co_await until_done(drained, 10s));
+        BOOST_TEST(!drained.ec, drained.ec.message());  // not timeout: the lease had ended the hold
+        BOOST_TEST((drained.at - started >= 1500ms));    // the drain waited for the lease: the hold was live
+        BOOST_TEST((drained.at - started < 10s));
+        BOOST_TEST(g.lost() == zklock::error::lease_expired);
+    });
+}
+
+// The release's delete and the drain's confirming sync are lost with the connection. Closing then, while
+// disconnected, would leave the lock node on the server for A's 30 s session timeout; the drain confirms
+// again after the reconnect instead, and B gets the lock at once.
+BOOST_AUTO_TEST_CASE(a_drain_whose_confirmation_is_lost_confirms_again_after_the_reconnect)
+{
+    asio::io_context ioc;
+    auto a = long_session(ioc);
+    sessions others(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await a->async_connect(use_awaitable);
+        co_await others.connect();
+        const auto path = unique_path("drain-lost-sync");
+        mutex ma(*a, path), mb(others[0], path);
+        auto g = co_await ma.acquire(5s, use_awaitable);
+        const auto a_node = g.node();
+        outcome b_got;
+        bool b_saw_a = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec, gb] = co_await mb.acquire(60s, tuple_awaitable);
+            if (!ec)
+                for (const auto& kid : co_await children(others[0], path)) b_saw_a = b_saw_a || path + "/" + kid == a_node;
+            b_got.set(ec);
+            if (!ec) co_await gb.release(use_awaitable);
+        }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(others[0], path)).size() == 2;
+        }));
+        const auto started = std::chrono::steady_clock::now();
+        outcome drained;
+        start_drain(ioc, *a, 20s, drained);
+        zklock::testing::lose_next_answer(*a, "remove");
+        outcome released;  // the delete goes out, then the drain's sync: the connection drops under both
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await g.release(tuple_awaitable);
+            released.set(ec);
+        }, asio::detached);
+        BOOST_TEST(co_await until_done(drained, 15s));
+        BOOST_TEST(!drained.ec, drained.ec.message());
+        BOOST_TEST(co_await until_done(released));
+        BOOST_TEST(!released.ec, released.ec.message());  // confirmed by the server, not cut off by the close
+        BOOST_TEST(co_await until_done(b_got, 15s));
+        BOOST_TEST(!b_got.ec, b_got.ec.message());
+        BOOST_TEST(!b_saw_a);  // mutual exclusion
+        BOOST_TEST((b_got.at - started < 10s));  // not after A's session timeout
+        BOOST_TEST(a->state() == zklock::session_state::closed);
     });
 }

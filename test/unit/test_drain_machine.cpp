@@ -26,7 +26,10 @@ std::string show(const drain_action& a)
     case type::stop_new_work: return "stop";
     case type::arm_deadline: return "arm " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(a.at - t0).count());
     case type::confirm: return "confirm";
-    case type::close: return "close";
+    case type::close:
+        return a.ec == zklock::error::timeout ? "close at deadline"
+               : a.ec                         ? "close cut short"
+                                              : "close";
     case type::complete: return "complete " + std::to_string(a.id) + (a.ec ? " " + a.ec.message() : " ok");
     case type::abort: return "abort " + std::to_string(a.id);
     }
@@ -53,7 +56,11 @@ auto start(std::uint64_t id, clock_time deadline, bool holders, boost::system::e
     return [=](drain_machine& m) { return m.start(id, deadline, holders, over); };
 }
 auto gone = [](drain_machine& m) { return m.holders_gone(); };
-auto confirmed = [](drain_machine& m) { return m.confirmed(); };
+auto confirmed = [](drain_machine& m) { return m.confirmed({}); };
+auto confirm_failed(boost::system::error_code why)
+{
+    return [=](drain_machine& m) { return m.confirmed(why); };
+}
 auto closed = [](drain_machine& m) { return m.closed(); };
 auto deadline(bool holders)
 {
@@ -76,14 +83,14 @@ const std::vector<row> rows = {
      {{start(1, soon, true), {"stop", "arm 5"}}, {gone, {"confirm"}}, {confirmed, {"close"}}, {closed, {"complete 1 ok"}}},
      phase::done},
     {"the deadline passes with a holder: closed, and the caller hears timeout",
-     {{start(1, soon, true), {"stop", "arm 5"}}, {deadline(true), {"close"}}, {gone, {}}, {closed, {"complete 1" + timed_out}}},
+     {{start(1, soon, true), {"stop", "arm 5"}}, {deadline(true), {"close at deadline"}}, {gone, {}}, {closed, {"complete 1" + timed_out}}},
      phase::done},
     {"the deadline passes while the confirming sync is out: closed, not forced",
-     {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {deadline(false), {"close"}}, {confirmed, {}},
+     {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {deadline(false), {"close at deadline"}}, {confirmed, {}},
       {closed, {"complete 1 ok"}}},
      phase::done},
     {"a second caller joins; its earlier deadline counts; both are answered once",
-     {{start(1, later, true), {"stop", "arm 30"}}, {start(2, soon, true), {"arm 5"}}, {deadline(true), {"close"}},
+     {{start(1, later, true), {"stop", "arm 30"}}, {start(2, soon, true), {"arm 5"}}, {deadline(true), {"close at deadline"}},
       {closed, {"complete 1" + timed_out, "complete 2" + timed_out}}},
      phase::done},
     {"a later deadline of a second caller changes nothing",
@@ -101,12 +108,12 @@ const std::vector<row> rows = {
      {{start(1, soon, true, zklock::error::session_expired), {"complete 1" + refused}}},
      phase::idle},
     {"a cut short: that caller is aborted now, the session closed, the other caller hears timeout",
-     {{start(1, later, true), {"stop", "arm 30"}}, {start(2, later, true), {}}, {cut(1, true), {"abort 1", "close"}},
+     {{start(1, later, true), {"stop", "arm 30"}}, {start(2, later, true), {}}, {cut(1, true), {"abort 1", "close cut short"}},
       {closed, {"complete 2" + timed_out}}},
      phase::done},
     {"a cut short after the holders let go: closed, not forced",
      {{start(1, later, true), {"stop", "arm 30"}}, {start(2, later, true), {}}, {gone, {"confirm"}},
-      {cut(2, false), {"abort 2", "close"}}, {confirmed, {}}, {closed, {"complete 1 ok"}}},
+      {cut(2, false), {"abort 2", "close cut short"}}, {confirmed, {}}, {closed, {"complete 1 ok"}}},
      phase::done},
     {"a cut short that comes after its completion does nothing",
      {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {confirmed, {"close"}}, {closed, {"complete 1 ok"}},
@@ -116,8 +123,22 @@ const std::vector<row> rows = {
      {{start(1, soon, true), {"stop", "arm 5"}}, {ended(zklock::error::session_expired), {"complete 1" + expired}},
       {deadline(true), {}}, {gone, {}}},
      phase::done},
+    {"the confirming sync is lost with the connection: sent again, and the close waits for its answer",
+     {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {confirm_failed(zklock::zk_errc::connection_loss), {"confirm"}},
+      {confirm_failed(zklock::zk_errc::operation_timeout), {"confirm"}}, {confirmed, {"close"}},
+      {closed, {"complete 1 ok"}}},
+     phase::done},
+    {"the sync is lost and the connection does not come back: the deadline closes, and says timeout",
+     {{start(1, soon, true), {"stop", "arm 5"}}, {gone, {"confirm"}},
+      {confirm_failed(zklock::zk_errc::connection_loss), {"confirm"}}, {deadline(false), {"close at deadline"}},
+      {confirmed, {}}, {closed, {"complete 1" + timed_out}}},
+     phase::done},
+    {"a sync refused for another reason does not loop: closed",
+     {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {confirm_failed(zklock::zk_errc::no_auth), {"close"}},
+      {closed, {"complete 1 ok"}}},
+     phase::done},
     {"our own close ends the session: closed() answers, not session_ended",
-     {{start(1, soon, true), {"stop", "arm 5"}}, {deadline(true), {"close"}},
+     {{start(1, soon, true), {"stop", "arm 5"}}, {deadline(true), {"close at deadline"}},
       {ended(zklock::error::session_closed), {}}, {closed, {"complete 1" + timed_out}}},
      phase::done},
 };

@@ -3,6 +3,7 @@
 #include <zklock/error.hpp>
 
 #include <algorithm>
+#include <cerrno>
 
 namespace zklock::detail {
 
@@ -43,7 +44,9 @@ drain_machine::actions drain_machine::holders_gone()
 drain_machine::actions drain_machine::deadline_passed(bool holders)
 {
     if (phase_ != phase::waiting && phase_ != phase::confirming) return {};
-    return close_now({}, holders);
+    // A confirmation lost with the connection: the releases may not have reached the server, whose
+    // nodes then stay until the session times out. The callers are told so.
+    return close_now({}, holders || confirm_lost_, zklock::error::timeout);
 }
 
 drain_machine::actions drain_machine::cut_short(std::uint64_t id, bool holders)
@@ -53,14 +56,22 @@ drain_machine::actions drain_machine::cut_short(std::uint64_t id, bool holders)
     if (it == callers_.end()) return out;  // already answered: the signal came late
     callers_.erase(it);
     out.push_back({.what = type::abort, .id = id});
-    if (phase_ == phase::waiting || phase_ == phase::confirming) return close_now(std::move(out), holders);
+    if (phase_ == phase::waiting || phase_ == phase::confirming)
+        return close_now(std::move(out), holders, error_code(ECANCELED, boost::system::system_category()));  // Asio's operation_aborted
     return out;
 }
 
-drain_machine::actions drain_machine::confirmed()
+drain_machine::actions drain_machine::confirmed(error_code ec)
 {
     if (phase_ != phase::confirming) return {};
-    return close_now({}, false);
+    // Lost with the connection: the deletes before it may not have reached the server either. Again,
+    // after the reconnect; the deadline still bounds it.
+    if (ec == zklock::zk_errc::connection_loss || ec == zklock::zk_errc::operation_timeout) {
+        confirm_lost_ = true;
+        return {{.what = type::confirm}};
+    }
+    confirm_lost_ = false;
+    return close_now({}, false, {});
 }
 
 drain_machine::actions drain_machine::closed()
@@ -82,11 +93,11 @@ drain_machine::actions drain_machine::session_ended(error_code why)
     return out;
 }
 
-drain_machine::actions drain_machine::close_now(actions out, bool forced)
+drain_machine::actions drain_machine::close_now(actions out, bool forced, error_code why)
 {
     phase_ = phase::closing;
     forced_ = forced;
-    out.push_back({.what = type::close});
+    out.push_back({.what = type::close, .ec = why});
     return out;
 }
 

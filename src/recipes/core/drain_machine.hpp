@@ -7,7 +7,9 @@
 //      └─────────(deadline passed, or a caller cut it short)─────────────────────┘
 //
 // The sync between the last release and the close makes the server answer every delete sent before it
-// (a session's requests are answered in order), so that no release completes with session_closed.
+// (a session's requests are answered in order), so that no release completes with session_closed. A sync
+// lost with the connection is sent again (after the reconnect) until the deadline: closing while
+// disconnected would leave the locks on the server until the session times out.
 #pragma once
 
 #include "lock_clock.hpp"
@@ -26,8 +28,10 @@ struct drain_action {
     enum class type : std::uint8_t {
         stop_new_work,  ///< refuse new acquires, fail every waiter with error::draining, ask holders to let go
         arm_deadline,   ///< (re)set the one timer to `at`; it calls deadline_passed
-        confirm,        ///< send a sync; its answer (any) calls confirmed
-        close,          ///< close the session and wait for the server to end it; then closed
+        confirm,        ///< send a sync once connected; its answer calls confirmed
+        close,          ///< close the session and wait for the server to end it; then closed. `ec` says
+                        ///< why now: empty (all released), error::timeout (the deadline), or
+                        ///< operation_aborted (a caller cut it short)
         complete,       ///< complete caller `id` with `ec`
         abort,          ///< complete caller `id` with operation_aborted
     };
@@ -49,13 +53,14 @@ public:
     actions start(std::uint64_t id, clock_time deadline, bool holders, error_code session_over);
     /// The last holder let go (the shell looks after every release).
     actions holders_gone();
-    /// The deadline passed; `holders`: whether anything is still held (it is released by the close).
+    /// The deadline passed; `holders`: whether anything is still held (it is released by the close). The
+    /// callers hear error::timeout if something was held, or if the releases were never confirmed.
     actions deadline_passed(bool holders);
     /// Caller `id` cancelled with a terminal or partial signal: it completes now with operation_aborted,
     /// and the drain cuts its grace short (holders are told error::session_closed by the close).
     actions cut_short(std::uint64_t id, bool holders);
-    /// The sync sent by `confirm` was answered (or failed).
-    actions confirmed();
+    /// The sync sent by `confirm` was answered (`ec` empty) or failed.
+    actions confirmed(error_code ec);
     /// The server ended the session that `close` closed.
     actions closed();
     /// The session ended by itself (expired, or closed by someone else) with `why`.
@@ -64,13 +69,14 @@ public:
     phase at() const noexcept { return phase_; }
 
 private:
-    actions close_now(actions out, bool forced);
+    actions close_now(actions out, bool forced, error_code why);
     void complete_all(actions& out, error_code ec);
 
     phase phase_ = phase::idle;
     std::vector<std::uint64_t> callers_;
     std::optional<clock_time> deadline_;
-    bool forced_ = false;  // the close came with something still held
+    bool forced_ = false;        // the close came with something still held, or unconfirmed
+    bool confirm_lost_ = false;  // the last confirming sync was lost with the connection
 };
 
 }  // namespace zklock::detail
