@@ -64,18 +64,16 @@ struct session_config {
     /// the addresses changed (a ZooKeeper pod rescheduled under the same name), the session connects to
     /// the new ones and is kept if one of them answers within the session timeout (the change is logged).
     /// Called on a helper thread, never on the session's executor: it may block, and must be safe to call
-    /// from another thread while the session runs.
+    /// from another thread while the session runs. A call may still be running, or start, after the session
+    /// is gone: the resolver must own what it uses (capture by value or by shared_ptr, not by reference).
     host_resolver resolver{};
     /// Follow the ensemble's membership as ZooKeeper 3.5+ publishes it in /zookeeper/config (read at every
     /// connect, and watched): when it lists client addresses, they replace the host list (the chroot
     /// stays), so that members added or moved by `reconfig` are reached and removed ones are left, as
     /// Curator's EnsembleTracker does. The C client may then move the session to another member to
     /// spread the load (the session is kept). Each change is logged. A static configuration that names no
-    /// client address changes nothing. Off by default for now: the read it sends at every connect is one
-    /// more request out when a connection breaks under a send, which the C client then answers out of
-    /// order on the next connection (docs/DESIGN.md, "Moving servers"); it becomes the default once that is
-    /// handled.
-    bool follow_ensemble = false;
+    /// client address changes nothing. Off: the host list given here is all the session ever uses.
+    bool follow_ensemble = true;
     /// Added with zoo_add_auth right after the handle is created.
     std::vector<credential> credentials{};
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).

@@ -60,6 +60,9 @@ void session_impl::use_addresses(const std::string& addresses, const std::string
         // While disconnected, move it off the address it was trying to the new list's next one.
         if (rc == ZOK && state != session_state::connected) zoo_cycle_next_server(zh_);
     }
+    // Connected to a server the new list leaves out, or moving for balance: the C client closed the
+    // connection, silently.
+    notice_silent_close();
     if (rc != ZOK) {
         log->write(log_level::error, "zklock: cannot give the C client the new addresses " + addresses + ": " + zerror(rc));
         return;
@@ -74,14 +77,21 @@ void session_impl::follow_names()
 {
     if (state != session_state::connecting || !zh_ || resolving_) return;
     resolving_ = true;
-    resolve_off_loop(followed_hosts_, [this](std::string addresses, std::string unresolved) {
+    resolve_off_loop(followed_hosts_, [this, hosts = followed_hosts_](std::string addresses, std::string unresolved) {
         resolving_ = false;
         if (state != session_state::connecting) return;  // connected meanwhile, or ended
+        // The ensemble's membership changed while these names were being resolved: they are not followed any more.
+        if (hosts != followed_hosts_) return follow_names();
         use_addresses(addresses, unresolved, "the host names resolve to other addresses");
-        resolve_timer_.expires_after(follow_names_every);
-        resolve_timer_.async_wait([w = weak_from_this()](error_code ec) {
-            if (auto self = w.lock(); self && !ec) self->follow_names();
-        });
+        follow_names_after(follow_names_every);
+    });
+}
+
+void session_impl::follow_names_after(std::chrono::milliseconds delay)
+{
+    resolve_timer_.expires_after(delay);
+    resolve_timer_.async_wait([w = weak_from_this()](error_code ec) {
+        if (auto self = w.lock(); self && !ec) self->follow_names();
     });
 }
 
@@ -99,8 +109,17 @@ void session_impl::follow_ensemble()
             std::string hosts;
             for (const auto& m : members) hosts += (hosts.empty() ? "" : ",") + m;
             if (address_set(hosts) != address_set(self->followed_hosts_)) {
-                self->followed_hosts_ = hosts;
-                self->resolve_off_loop(hosts, [self = self.get()](std::string addresses, std::string unresolved) {
+                // Answers of lookups started earlier may come later: only the newest membership is applied.
+                const auto gen = ++self->membership_gen_;
+                const std::string at = self->zh_ ? zoo_get_current_server(self->zh_) : "";
+                self->resolve_off_loop(hosts, [self = self.get(), hosts, gen, at](std::string addresses, std::string unresolved) {
+                    if (gen != self->membership_gen_) return;
+                    if (addresses.empty()) {  // keep following names that still resolve
+                        self->log->write(log_level::error, "zklock: the ensemble's new members do not resolve: " + unresolved);
+                        return;
+                    }
+                    if (!self->trust_membership(addresses, at)) return;
+                    self->followed_hosts_ = hosts;
                     self->use_addresses(addresses, unresolved, "the ensemble's membership changed");
                 });
             }
@@ -109,6 +128,22 @@ void session_impl::follow_ensemble()
             if (auto s = w.lock(); s && !wec) s->follow_ensemble();
         });
     });
+}
+
+// The members' published addresses are followed only once they have been seen to be the addresses this
+// client reaches: the first membership read must list the server the session is on. Behind NAT or
+// mapped ports the published ones are the servers' own, and following them would leave every server
+// out of reach at the next disconnect.
+bool session_impl::trust_membership(const std::string& addresses, const std::string& connected_to)
+{
+    if (membership_trusted_) return true;
+    const auto published = address_set(addresses);
+    if (std::find(published.begin(), published.end(), connected_to) != published.end()) return membership_trusted_ = true;
+    if (!std::exchange(membership_distrust_logged_, true))
+        log->write(log_level::warning, "zklock: the ensemble publishes its members at " + addresses + ", but this client "
+                                       "reaches it at " + connected_to + ", which is not among them: the host list given "
+                                       "is kept (session_config::follow_ensemble)");
+    return false;
 }
 
 }  // namespace zklock::detail

@@ -29,6 +29,14 @@ void session_impl::pump()
     if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) return;
     // ZCONNECTIONLOSS and ZOPERATIONTIMEOUT are transient: the C client reconnects on a later interest.
     sync_socket(fd);
+    if (c_queue_stale_ && sock_.is_open() && zoo_state(zh_) == ZOO_ASSOCIATING_STATE) {
+        // The handshake of the connection after a silent close is out: closing this connection now
+        // makes the C client fail and clear what it still holds of the old one (see notice_silent_close).
+        c_queue_stale_ = false;
+        log->write(log_level::info, "zklock: dropping the first connection after a silent close, so that the C "
+                                    "client forgets the requests of the old one");
+        drop_connection();
+    }
     if (sock_.is_open()) {
         auto arm = [this](asio::posix::stream_descriptor::wait_type type, bool& armed, int event) {
             armed = true;
@@ -73,13 +81,20 @@ bool session_impl::leave_if_unrecoverable()
 // would tell our state or our waiters that the connection was lost, and those requests would wait for
 // ever. So that loss is made what every other one is: the state goes to connecting, and each request
 // out is answered connection_loss now (it may have been applied, as after any loss); the C client's own
-// completion of it later only frees it.
+// completion of it later only frees it. zoo_set_servers closes the socket in the same way when the
+// current server leaves the list (update_addrs).
+// The C client also keeps those requests in its queue of sent requests, and would match the next
+// connection's answers against them: "out of order", which drops that connection too and fails the
+// requests sent on it (runtime inconsistency). Only its own error path clears that queue, so the next
+// connection is closed by us as soon as its handshake is out (pump): the C client fails the old
+// requests (ours are answered already), forgets them, and connects again, clean.
 void session_impl::notice_silent_close()
 {
     if (!zh_ || state != session_state::connected || zoo_state(zh_) != ZOO_NOTCONNECTED_STATE) return;
-    log->write(log_level::warning, "zklock: the connection to ZooKeeper broke while a request was sent; "
+    log->write(log_level::warning, "zklock: the connection to ZooKeeper was closed under the session; "
                                    "the requests out on it fail with connection loss, and the client reconnects");
     close_socket();
+    c_queue_stale_ = !inflight_.empty();
     set_state(session_state::connecting);
     for (auto& [rid, r] : std::exchange(inflight_, {})) {
         if (r->watch) drop_watch(r->watch);

@@ -159,6 +159,7 @@ void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& u
             zoo_add_auth(zh_, c.scheme.c_str(), c.secret.data(), static_cast<int>(c.secret.size()), nullptr, nullptr);
     }
     pump();
+    follow_names_after(follow_names_every);  // the names were just resolved: again if nothing answers by then
 }
 
 void session_impl::set_state(session_state s)
@@ -173,6 +174,10 @@ void session_impl::set_state(session_state s)
             ++it;
         }
     }
+    if (s == session_state::connecting)  // however the connection was lost. Posted: this may run inside the C client
+        asio::post(ex, [w = weak_from_this()] {
+            if (auto self = w.lock()) self->follow_names();
+        });
     if (!listeners_.empty())
         asio::post(ex, [w = weak_from_this(), s] {
             auto self = w.lock();
@@ -217,13 +222,7 @@ void session_impl::on_session_event(int zk_state)
         });
         return;
     }
-    if (state == session_state::connected) {
-        set_state(session_state::connecting);
-        // Posted: no request to the C client from inside its own completion.
-        asio::post(ex, [w = weak_from_this()] {
-            if (auto self = w.lock()) self->follow_names();
-        });
-    }
+    if (state == session_state::connected) set_state(session_state::connecting);
 }
 
 void session_impl::enter_final(session_state s, error_code why)

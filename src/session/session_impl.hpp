@@ -214,8 +214,11 @@ private:
     void kick();
     void process(int events);
     bool leave_if_unrecoverable();
-    /// After a zoo_a* call: the C client closes its socket, silently, when a send fails (see pump.cpp).
+    /// After a zoo_a* or zoo_set_servers call: the C client may have closed its socket, silently (pump.cpp).
     void notice_silent_close();
+    /// Set by a silent close that left requests in the C client's queue: its next connection is dropped
+    /// once associating, so that the C client clears that queue (pump.cpp).
+    bool c_queue_stale_ = false;
     void sync_socket(int fd);
     void close_socket();
     void set_state(session_state s);
@@ -306,13 +309,19 @@ private:
     std::string followed_hosts_;  // the names followed: the host list's, or the ensemble's members
     std::string addresses_;       // what the C client connects to: "ip:port,...", without the chroot
     bool resolving_ = false;
+    /// Resolves the names now, and again every follow_names_every for as long as the session is connecting.
     void follow_names();
+    void follow_names_after(std::chrono::milliseconds delay);
     /// Resolves `hosts` off the loop; `then(addresses, unresolved names)` runs on the executor.
     void resolve_off_loop(std::string hosts, std::function<void(std::string, std::string)> then);
     /// Hands `addresses` to the C client if they differ from what it has (as a set); `why` is logged.
     void use_addresses(const std::string& addresses, const std::string& unresolved, const std::string& why);
     watch config_watch_;
     bool reading_config_ = false;
+    std::uint64_t membership_gen_ = 0;  // the newest membership read; older lookups are dropped
+    bool membership_trusted_ = false;
+    bool membership_distrust_logged_ = false;
+    bool trust_membership(const std::string& addresses, const std::string& connected_to);
     void follow_ensemble();
     void get_config(watch* w, handler<std::string, stat> h);
     /// The C completion of a node's data (get_data, get_config).

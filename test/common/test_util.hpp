@@ -186,7 +186,8 @@ inline std::string hex_id(std::int64_t id)
 }
 
 /// The paths a session watches, from the server's `wchc` (a session line, then one tab-indented path per
-/// watch; a session whose watches were all removed may still be listed, with no path).
+/// watch; a session whose watches were all removed may still be listed, with no path), but for the
+/// watch on /zookeeper/config that following the ensemble keeps.
 inline std::vector<std::string> watched_paths(const std::string& wchc, std::int64_t session_id)
 {
     std::vector<std::string> out;
@@ -199,7 +200,8 @@ inline std::vector<std::string> watched_paths(const std::string& wchc, std::int6
             mine = line == hex_id(session_id);
             continue;
         }
-        if (mine) out.push_back(line.substr(1));
+        // Every session following the ensemble (session_config::follow_ensemble) watches its configuration.
+        if (mine && line != "\t/zookeeper/config") out.push_back(line.substr(1));
     }
     return out;
 }
