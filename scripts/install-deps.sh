@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what zklock needs on Debian 12: the compiler and CMake, Boost 1.81 (Asio, Boost.Test), the
 # single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), the
-# peers the interop tests and the benchmark run against (Apache Curator, kazoo), and gnuplot for the
-# benchmark's chart (scripts/bench.sh), and what the partition tests build networks with (iproute2,
-# iptables, libnetfilter-queue-dev).
+# peers the interop tests and the benchmark run against (Apache Curator, kazoo), gnuplot for the
+# benchmark's chart (scripts/bench.sh), stunnel and openssl for the TLS test, and what the partition
+# tests build networks with (iproute2, iptables, libnetfilter-queue-dev).
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -12,6 +12,7 @@ packages=(
   libzookeeper-st-dev zookeeper
   libcurator-recipes-java libcurator-framework-java python3-kazoo
   gnuplot-nox
+  stunnel4 openssl
   iproute2 iptables libnetfilter-queue-dev
 )
 missing=()

@@ -4,11 +4,14 @@
 
 #include "ensemble.hpp"
 #include "network.hpp"
+#include "reconfig.hpp"
 
 #include "zklock/error.hpp"
 
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace zklock::testing {
@@ -61,6 +64,34 @@ void cluster::thaw(std::size_t member) { impl_->zk->at(member).thaw(); }
 std::size_t cluster::leader(std::chrono::milliseconds timeout) const { return impl_->zk->wait_leader(timeout); }
 std::string cluster::four_letter(std::size_t member, const std::string& command) const {
     return impl_->zk->four_letter(member, command);
+}
+
+std::size_t cluster::add_member() {
+    if (!impl_->zk->options.reconfig_enabled || impl_->net)
+        throw boost::system::system_error(zklock::error::not_supported,
+                                          "zklock::testing::cluster: members are added only to a loopback cluster made "
+                                          "with server_options::reconfig_enabled");
+    return impl_->zk->add_member();
+}
+
+void cluster::reconfigure(const std::vector<std::size_t>& joining, const std::vector<std::size_t>& leaving) {
+    auto& zk = *impl_->zk;
+    if (!zk.options.reconfig_enabled)
+        throw boost::system::system_error(zklock::error::not_supported,
+                                          "zklock::testing::cluster: reconfigure needs server_options::reconfig_enabled");
+    std::string join, leave;
+    for (auto i : joining) join += (join.empty() ? "" : ",") + std::string("server.") + std::to_string(zk.at(i).id) + '=' + zk.server_spec(zk.at(i));
+    for (auto i : leaving) leave += (leave.empty() ? "" : ",") + std::to_string(zk.at(i).id);
+    // Through a voting member that stays, so that the answer is not lost with a leaving one.
+    std::optional<std::size_t> via;
+    for (std::size_t i = 0; i < zk.members.size() && !via; ++i)
+        if (zk.members[i].voting && zk.members[i].alive() &&
+            std::find(leaving.begin(), leaving.end(), i) == leaving.end())
+            via = i;
+    if (!via) throw std::runtime_error("zklock::testing::cluster: no running member stays to send the reconfig to");
+    detail::reconfig(zk.members[*via].address + ':' + std::to_string(zk.members[*via].client.port), join, leave);
+    for (auto i : joining) zk.at(i).voting = true;
+    for (auto i : leaving) zk.at(i).voting = false;
 }
 
 std::size_t cluster::add_client() {

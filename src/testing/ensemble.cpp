@@ -64,6 +64,10 @@ ensemble::ensemble(std::size_t size, server_options opts, const network* on)
             m.election = reserve_port();
         }
     }
+    if (options.tls_only) {
+        if (size != 1 || net) throw std::invalid_argument("zklock::testing: tls_only is for a testing::server");
+        tls = make_tls_files(root.path / "tls");
+    }
     for (auto& m : members) write_config(m);
     std::ofstream(log4j_config()) << "log4j.rootLogger=INFO, CONSOLE\n"
                                      "log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender\n"
@@ -82,11 +86,19 @@ void ensemble::write_config(const member& m) const {
     std::ofstream cfg(m.config_file());
     cfg << "tickTime=" << options.tick_ms << '\n'
         << "dataDir=" << data.string() << '\n'
-        << "clientPort=" << m.client.port << '\n'
-        << (net ? "" : "clientPortAddress=127.0.0.1\n")  // in its host: every address of it
         << "admin.enableServer=false\n"
         << "4lw.commands.whitelist=*\n"
         << "maxClientCnxns=0\n";
+    if (tls) {  // the secure port alone: a client that speaks plain ZooKeeper to it is refused
+        cfg << "secureClientPort=" << m.client.port << "\nsecureClientPortAddress=127.0.0.1\n"
+            << "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n"
+            << "ssl.keyStore.location=" << tls->keystore.string() << "\nssl.keyStore.type=PKCS12\n"
+            << "ssl.keyStore.password=" << tls->password << "\nssl.clientAuth=none\n";
+    } else {
+        cfg << "clientPort=" << m.client.port << '\n'
+            << (net ? "" : "clientPortAddress=127.0.0.1\n");  // in its host: every address of it
+    }
+    if (options.reconfig_enabled) cfg << "reconfigEnabled=true\nskipACL=yes\n";  // zoo.cfg's keys become zookeeper.* properties
     if (log_root) {
         const fs::path data_log = log_root->path / ("member" + std::to_string(m.id));
         fs::create_directories(data_log);
@@ -94,14 +106,36 @@ void ensemble::write_config(const member& m) const {
     }
     if (members.size() > 1) {
         cfg << "initLimit=50\nsyncLimit=25\n";
+        // The configuration as the ensemble has it, and the member itself: a member being added starts so.
         for (const auto& other : members) {
-            cfg << "server." << other.id << '=' << other.address << ':' << other.peer.port << ':' << other.election.port;
-            if (options.publish_client_addresses) cfg << ';' << other.address << ':' << other.client.port;
-            cfg << '\n';
+            if (!other.voting && other.id != m.id) continue;
+            cfg << "server." << other.id << '=' << server_spec(other) << '\n';
         }
         std::ofstream(data / "myid") << m.id << '\n';
     }
     if (!cfg.flush()) throw std::runtime_error("zklock::testing: cannot write " + m.config_file().string());
+}
+
+std::string ensemble::server_spec(const member& m) const {
+    std::string spec = m.address + ':' + std::to_string(m.peer.port) + ':' + std::to_string(m.election.port);
+    if (options.publish_client_addresses || options.reconfig_enabled)
+        spec += ":participant;" + m.address + ':' + std::to_string(m.client.port);
+    return spec;
+}
+
+std::size_t ensemble::add_member() {
+    member& m = members.emplace_back();
+    m.id = static_cast<int>(members.size());
+    m.dir = root.path / ("member" + std::to_string(m.id));
+    m.client = reserve_port();
+    m.peer = reserve_port();
+    m.election = reserve_port();
+    m.voting = false;
+    write_config(m);
+    const std::size_t index = members.size() - 1;
+    spawn(index);
+    wait_serving({index});
+    return index;
 }
 
 void ensemble::wait_serving(const std::vector<std::size_t>& which) {
@@ -139,6 +173,7 @@ std::optional<std::size_t> ensemble::find_leader() const {
 
 std::string ensemble::four_letter(std::size_t i, const std::string& command, std::chrono::milliseconds timeout) const {
     const auto port = at(i).client.port;
+    if (tls) return send_four_letter_tls(port, command, tls->certificate, std::max(timeout, std::chrono::milliseconds(3000)));
     if (!net) return send_four_letter(port, command, timeout);
     std::string answer;
     net->run_in(i, [&] { answer = send_four_letter(port, command, timeout); });  // its own loopback

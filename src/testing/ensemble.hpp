@@ -5,6 +5,7 @@
 #include "member.hpp"
 #include "network.hpp"
 #include "temp_dir.hpp"
+#include "tls.hpp"
 
 #include "zklock/testing/server.hpp"
 
@@ -27,6 +28,7 @@ struct ensemble {
     temp_dir root;
     std::optional<temp_dir> log_root;  // only with options.data_log_root
     std::vector<member> members;
+    std::optional<tls_files> tls;  // only with options.tls_only
 
     /// Reserves the ports and writes every member's configuration; starts nothing.
     ensemble(std::size_t size, server_options opts, const network* on = nullptr);
@@ -38,6 +40,10 @@ struct ensemble {
     void spawn(std::size_t i) { members[i].spawn(log4j_config()); }
 
     void write_config(const member& m) const;
+    /// "host:peer:election[:participant;host:client]", as a server line or a reconfig names a member.
+    std::string server_spec(const member& m) const;
+    /// Starts a member configured with the voting members and itself (not voting yet); returns its index.
+    std::size_t add_member();
 
     /// Waits until every listed member answers `srvr` with a Mode: line. A member whose quorum is not
     /// up answers "not currently serving requests" instead, so this also means "has joined a quorum".

@@ -77,7 +77,10 @@ void member::spawn(const fs::path& log4j_config) {
         // would log nothing at all; we add log4j 1.2 and our own config so the log tail means something.
         "-Dlog4j.configuration=file:" + log4j_config.string(),
         "-cp",
-        "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar",
+        // netty-codec: the Netty connection factory of a TLS-only server needs it, and zookeeper.jar's
+        // manifest does not name it.
+        "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar:"
+        "/usr/share/java/netty-codec.jar",
         "org.apache.zookeeper.server.quorum.QuorumPeerMain",
         config_file().string(),
     };

@@ -22,6 +22,7 @@ struct member {
     std::string address = "127.0.0.1";  // where the others reach it
     int netns_fd = -1;                   // its network namespace (a partitionable cluster), or -1: ours
     pid_t pid = -1;
+    bool voting = true;  // in the ensemble's configuration; a member being added is not, yet
 
     std::filesystem::path log_file() const { return dir / "server.log"; }
     std::filesystem::path config_file() const { return dir / "zoo.cfg"; }

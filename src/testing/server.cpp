@@ -7,13 +7,11 @@
 #include "zklock/testing/server.hpp"
 
 #include "ensemble.hpp"
-#include "four_letter.hpp"
 
 namespace zklock::testing {
 
 using detail::ensemble;
 using detail::launch;
-using detail::send_four_letter;
 
 struct server::impl {
     std::unique_ptr<ensemble> zk;
@@ -35,8 +33,9 @@ void server::start() {
 bool server::running() const { return impl_->zk->members[0].alive(); }
 void server::freeze() { impl_->zk->members[0].freeze(); }
 void server::thaw() { impl_->zk->members[0].thaw(); }
-std::string server::four_letter(const std::string& command) const {
-    return send_four_letter(port(), command);
+std::string server::four_letter(const std::string& command) const { return impl_->zk->four_letter(0, command); }
+std::filesystem::path server::tls_certificate() const {
+    return impl_->zk->tls ? impl_->zk->tls->certificate : std::filesystem::path{};
 }
 
 }  // namespace zklock::testing

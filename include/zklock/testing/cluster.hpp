@@ -66,6 +66,17 @@ public:
 
     std::string four_letter(std::size_t member, const std::string& command) const;
 
+    // Membership (a cluster made with server_options::reconfig_enabled; others throw not_supported).
+
+    /// Starts one more server, configured with the current members and itself: it syncs with the leader
+    /// but has no vote until `reconfigure` adds it. Returns its index; returns once it serves clients.
+    std::size_t add_member();
+    /// ZooKeeper's `reconfig`, sent to a running voting member: adds the members `joining` (indices) as
+    /// participants and removes the members `leaving`. Returns once the new configuration is committed;
+    /// throws std::runtime_error with ZooKeeper's answer if it is refused. Removed members keep running
+    /// until stopped, as after a real reconfig.
+    void reconfigure(const std::vector<std::size_t>& joining, const std::vector<std::size_t>& leaving);
+
     // Partitions. Each call below throws boost::system::system_error with zklock::error::not_supported
     // on a cluster made without server_options::partitionable; making one throws it, naming the missing
     // privilege or tool, when the process is not root or lacks iproute2 or iptables. Calls that change

@@ -55,6 +55,9 @@ public:
     /// Sends a four-letter command ("srvr", "wchc", "mntr", "cons", ...) and returns the answer ("" if none).
     std::string four_letter(const std::string& command) const;
 
+    /// With server_options::tls_only: the server's certificate (PEM), to verify it with; else empty.
+    std::filesystem::path tls_certificate() const;
+
 private:
     struct impl;
     std::unique_ptr<impl> impl_;

@@ -24,6 +24,16 @@ struct server_options {
     /// /zookeeper/config lists every member for clients (session_config::follow_ensemble). Off, the
     /// configuration is static and names no client address: sessions stay on the hosts they were given.
     bool publish_client_addresses = false;
+    /// testing::cluster only: let tests change the membership at run time (cluster::add_member,
+    /// cluster::reconfigure) with ZooKeeper's `reconfig` (reconfigEnabled=true, and skipACL so that no
+    /// super user is needed). Implies publish_client_addresses, as a dynamic configuration names them.
+    bool reconfig_enabled = false;
+    /// testing::server only: serve clients over TLS alone, as a cluster that only opens ZooKeeper's
+    /// secureClientPort does (Netty; the plain client port is not opened). The harness makes a
+    /// self-signed certificate for 127.0.0.1 (server::tls_certificate), for the client's side to verify
+    /// the server with: Debian's C client has no TLS, so a zklock session reaches such a server through a
+    /// TLS proxy beside it (stunnel).
+    bool tls_only = false;
 };
 
 }  // namespace zklock::testing
