@@ -24,8 +24,7 @@ void session_drain::start(std::shared_ptr<session_impl> keep, std::uint64_t id, 
                 // A turn later: the deletes that wait for this reconnect to go again were posted first,
                 // and the sync must follow them.
                 asio::post(self->s_.ex, [w] {
-                    if (auto again = w.lock(); again && again->s_.state == session_state::connected) again->confirm();
-                    else if (again) again->confirm_when_connected_ = true;
+                    if (auto again = w.lock()) again->confirm_once_connected();
                 });
         });
     callers_.emplace(id, std::move(h));
@@ -51,16 +50,11 @@ void session_drain::perform(const drain_machine::actions& out)
             timer_.expires_at(a.at);
             timer_.async_wait([w = weak_from_this()](error_code ec) {
                 auto self = w.lock();
-                if (!self || ec) return;
-                // The session may have ended before its state listener ran: that is what the callers hear.
-                if (is_final(self->s_.state)) self->perform(self->machine_.session_ended(final_error(self->s_.state)));
-                else self->perform(self->machine_.deadline_passed(self->anything_held()));
+                if (!self || ec || self->ended_with_session()) return;
+                self->perform(self->machine_.deadline_passed(self->anything_held()));
             });
             break;
-        case type::confirm:
-            if (s_.state == session_state::connected) confirm();
-            else confirm_when_connected_ = true;
-            break;
+        case type::confirm: confirm_once_connected(); break;
         case type::close:
             timer_.cancel();
             confirm_when_connected_ = false;
@@ -92,15 +86,24 @@ void session_drain::perform(const drain_machine::actions& out)
     if (callers_.empty() && keep_) asio::post(s_.ex, [k = std::move(keep_)] {});
 }
 
-void session_drain::confirm()
+void session_drain::confirm_once_connected()
 {
+    if (s_.state != session_state::connected) {
+        confirm_when_connected_ = true;  // the state listener sends it
+        return;
+    }
     // Answered after every delete sent before it: the releases complete before the close.
     s_.sync("/", [w = weak_from_this()](error_code ec) {
-        auto self = w.lock();
-        if (!self) return;
-        if (is_final(self->s_.state)) self->perform(self->machine_.session_ended(final_error(self->s_.state)));
-        else self->perform(self->machine_.confirmed(ec));
+        if (auto self = w.lock(); self && !self->ended_with_session()) self->perform(self->machine_.confirmed(ec));
     });
+}
+
+bool session_drain::ended_with_session()
+{
+    // The session may have ended before its state listener ran: that is what the callers hear.
+    if (!is_final(s_.state)) return false;
+    perform(machine_.session_ended(final_error(s_.state)));
+    return true;
 }
 
 void session_drain::stop_new_work()

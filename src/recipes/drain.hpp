@@ -28,7 +28,10 @@ public:
 private:
     void perform(const drain_machine::actions& out);
     void stop_new_work();
-    void confirm();
+    /// Sends the confirming sync now, or once the session is connected again.
+    void confirm_once_connected();
+    /// If the session has ended, tells the machine so (and returns true).
+    bool ended_with_session();
     bool anything_held() const;
 
     session_impl& s_;

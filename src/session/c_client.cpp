@@ -211,7 +211,7 @@ resolved_hosts resolve_hosts(const std::string& hosts, const zklock::host_resolv
             literals.clear();
         }
         if (literals.empty()) {
-            out.unresolved.push_back(host);
+            out.unresolved += (out.unresolved.empty() ? "" : ", ") + host;
             continue;
         }
         for (const auto& literal : literals) {

@@ -107,11 +107,10 @@ void off_loop(Fn fn)
 /// Closes a handle; call it on a helper thread (it may wait seconds for the server).
 void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg);
 
-/// The first host of a ZooKeeper host string that does not resolve (empty if all do). It blocks: call it
-/// on a helper thread.
+/// A host string's names as addresses, and the names that did not resolve.
 struct resolved_hosts {
-    std::string list;                     ///< "addr:port,...[/chroot]"; empty if no name resolved
-    std::vector<std::string> unresolved;  ///< the names that did not resolve
+    std::string list;        ///< "addr:port,...[/chroot]"; empty if no name resolved
+    std::string unresolved;  ///< the names that did not resolve, "a, b", for the log; empty if all did
 };
 /// Resolves every name of a host list (blocking: on a helper thread), with `resolver` if set (see
 /// session_config::resolver), else getaddrinfo.

@@ -36,9 +36,8 @@ void session_impl::resolve_off_loop(std::string hosts, std::function<void(std::s
     off_loop([link = link_, w = weak_from_this(), hosts = std::move(hosts), resolver = cfg.resolver,
               then = std::move(then)]() mutable {
         auto resolved = resolve_hosts(hosts, resolver);
-        std::string names;
-        for (const auto& n : resolved.unresolved) names += (names.empty() ? "" : ", ") + n;
-        link->post([w, then = std::move(then), addresses = addresses_of(resolved.list), names = std::move(names)] {
+        link->post([w, then = std::move(then), addresses = addresses_of(resolved.list),
+                    names = std::move(resolved.unresolved)] {
             if (auto self = w.lock()) then(addresses, names);
         });
     });

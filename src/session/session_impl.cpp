@@ -107,16 +107,14 @@ void session_impl::connect(handler<> h)
               timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
         zhandle_t* zh = nullptr;
         int err = 0;
-        const auto resolved = resolve_hosts(hosts, resolver);
-        std::string unresolved;
-        for (const auto& name : resolved.unresolved) unresolved += (unresolved.empty() ? "" : ", ") + name;
+        auto resolved = resolve_hosts(hosts, resolver);
         if (!resolved.list.empty()) {
             log_scope scope(lg.get());
             errno = 0;
             zh = zookeeper_init2(resolved.list.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
             err = errno;
         }
-        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(unresolved), hosts,
+        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(resolved.unresolved), hosts,
                                              addresses = addresses_of(resolved.list)] {
             if (auto self = w.lock()) {
                 self->addresses_ = addresses;
