@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 namespace zklock::testing::detail {
@@ -30,6 +31,18 @@ void on_answer(int rc, const char* value, int len, const struct Stat*, const voi
 
 void quiet(const char*) {}  // the C client's chatter: the caller reports what matters
 
+/// Whether `config` has every server of `joining` ("server.4=...,server.5=...") and none of `leaving` ("1,2").
+bool applied(const std::string& config, const std::string& joining, const std::string& leaving)
+{
+    auto listed = [&](const std::string& id) { return config.find("server." + id + "=") != std::string::npos; };
+    std::istringstream join(joining), leave(leaving);
+    for (std::string entry; std::getline(join, entry, ',');)
+        if (entry.starts_with("server.") && !listed(entry.substr(7, entry.find('=') - 7))) return false;
+    for (std::string id; std::getline(leave, id, ',');)
+        if (listed(id)) return false;
+    return true;
+}
+
 struct handle_closer {
     void operator()(zhandle_t* zh) const { zookeeper_close(zh); }
 };
@@ -44,8 +57,11 @@ std::string reconfig(const std::string& host, const std::string& joining, const 
     answer a;  // before the handle: closing it may still complete the request into `a`
     std::unique_ptr<zhandle_t, handle_closer> zh(zookeeper_init2(host.c_str(), nullptr, 10'000, nullptr, nullptr, 0, quiet));
     if (!zh) throw std::runtime_error("zklock::testing: cannot make a ZooKeeper handle for " + host);
+    // A reconfig that moves the leader may drop this connection before its answer comes: it was then
+    // applied or not, and the configuration says which (read once connected again); if not, it is sent again.
+    enum class step { reconfig, read_back } next = step::reconfig;
     bool sent = false;
-    while (!a.done) {
+    for (;;) {
         if (clock::now() >= deadline)
             throw std::runtime_error("zklock::testing: reconfig through " + host + " got no answer in time");
         int fd = -1, interest = 0;
@@ -62,16 +78,28 @@ std::string reconfig(const std::string& host, const std::string& joining, const 
             if (p.revents & POLLOUT) events |= ZOOKEEPER_WRITE;
         }
         zookeeper_process(zh.get(), events);
+        if (a.done) {
+            sent = false;
+            a.done = false;
+            if (a.rc == ZCONNECTIONLOSS || a.rc == ZOPERATIONTIMEOUT) {
+                next = step::read_back;
+            } else if (a.rc != ZOK) {
+                throw std::runtime_error(std::string("zklock::testing: ZooKeeper refused the reconfig: ") + zerror(a.rc));
+            } else if (next == step::reconfig || applied(a.config, joining, leaving)) {
+                return a.config;
+            } else {
+                next = step::reconfig;  // read back, and not applied
+            }
+        }
         if (!sent && zoo_state(zh.get()) == ZOO_CONNECTED_STATE) {
-            const int rc = zoo_areconfig(zh.get(), joining.empty() ? nullptr : joining.c_str(),
-                                         leaving.empty() ? nullptr : leaving.c_str(), nullptr, -1, on_answer, &a);
+            const int rc = next == step::reconfig
+                               ? zoo_areconfig(zh.get(), joining.empty() ? nullptr : joining.c_str(),
+                                               leaving.empty() ? nullptr : leaving.c_str(), nullptr, -1, on_answer, &a)
+                               : zoo_agetconfig(zh.get(), 0, on_answer, &a);
             if (rc != ZOK) throw std::runtime_error(std::string("zklock::testing: reconfig refused: ") + zerror(rc));
             sent = true;
         }
     }
-    if (a.rc != ZOK)
-        throw std::runtime_error(std::string("zklock::testing: ZooKeeper refused the reconfig: ") + zerror(a.rc));
-    return a.config;
 }
 
 }  // namespace zklock::testing::detail
