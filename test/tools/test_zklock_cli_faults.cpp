@@ -290,13 +290,19 @@ BOOST_AUTO_TEST_CASE(frozen_cluster_member)
         temp_dir dir;
         const auto p = unique("frozen-leader");
         holder h(p, dir, all);
+        const auto err = dir / "stderr";
         const auto t0 = clock_type::now();
-        BOOST_TEST(run(zklock_cmd({"--hosts", all, "--timeout", "5", p, "--", "true"}), 30s) == 75);
+        BOOST_TEST(run(zklock_cmd({"--hosts", all, "--timeout", "5", p, "--", "true"}), 30s, {}, err) == 75);
         const double overshoot = secs(clock_type::now() - t0) - 5.0;
         BOOST_TEST_MESSAGE("leader frozen, lock held elsewhere, --timeout 5: exit 75 after 5 s + " << overshoot
                                                                                                 << " s");
+        // The overshoot is the process's start and the close of its session (a quorum write on the new
+        // leader). A close that hung would be abandoned at the command's 2 s limit and say so on stderr;
+        // under a sanitizer on a busy machine a confirmed close has taken just over 1 s.
         BOOST_TEST(overshoot >= 0.0);
-        BOOST_TEST(overshoot < 1.0);
+        BOOST_TEST(overshoot < 2.0);
+        BOOST_TEST(read_file(err).find("did not confirm") == std::string::npos, "stderr: " << read_file(err));
+        BOOST_TEST(children(all, p) == std::vector<std::string>{basename_of(h.node())});
         h.stop();
     }
 }
