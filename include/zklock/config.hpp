@@ -29,6 +29,22 @@ struct credential {
     std::string secret;             ///< for digest: "user:password"
 };
 
+/// What a session does when ZooKeeper expires it (session_config::on_expiry). Under every policy the
+/// holders of the old session are told `error::session_expired` (their nodes went with the session, and
+/// another process may hold the lock already) and never hold again: each guard stays lost until released.
+enum class expiry_policy {
+    /// The session ends: its state stays `expired`, and every lock object and request fails from then
+    /// on. A program that goes on makes a new session (and new lock objects).
+    fail,
+    /// A new session is opened under the same `zklock::session` object, to the same hosts. Lock objects
+    /// and guards of the old one stay usable; acquires still waiting join the lock's queue again on the
+    /// new session (a one look, a try_acquire, fails with `error::session_expired`). Requests and
+    /// watches in flight fail with `error::session_expired`.
+    renew_requeue,
+    /// As renew_requeue, but acquires still waiting fail with `error::session_expired`.
+    renew_fail_pending,
+};
+
 struct session_config {
     /// Comma-separated "host:port" list, optionally followed by a chroot: "10.0.0.1:2181,10.0.0.2:2181/app".
     std::string hosts = "127.0.0.1:2181";
@@ -74,7 +90,12 @@ struct session_config {
     /// spread the load (the session is kept). Each change is logged. A static configuration that names no
     /// client address changes nothing. Off: the host list given here is all the session ever uses.
     bool follow_ensemble = true;
-    /// Added with zoo_add_auth right after the handle is created.
+    /// What happens when the server expires the session (see expiry_policy). With a renewing policy the
+    /// state goes from `expired` to `connecting` at once, and `connected` under a new session id;
+    /// `session::stats().renewals` counts the sessions opened this way. A session that is draining, or closing,
+    /// is not renewed.
+    expiry_policy on_expiry = expiry_policy::fail;
+    /// Added with zoo_add_auth right after the handle is created (and again for a renewed session).
     std::vector<credential> credentials{};
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).
     log_sink log{};

@@ -60,7 +60,8 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&,
  *
  * @par Errors
  * `error::timeout` when the deadline passed first (it covers the whole acquire, reconnects included),
- * `error::session_expired`, `error::session_closed`, `error::not_connected`, `error::invalid_path`,
+ * `error::session_expired` (unless session_config::on_expiry is `renew_requeue`: the acquire then waits
+ * on for the new session), `error::session_closed`, `error::not_connected`, `error::invalid_path`,
  * `error::conflicting_options`, `error::no_session`, `error::no_create_permission`,
  * `error::no_delete_permission`, `error::no_read_permission` (the lock directory's ACL; nothing is
  * created then), and ZooKeeper's codes for anything else the server refuses.

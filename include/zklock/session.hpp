@@ -33,6 +33,7 @@ using boost::system::error_code;
 struct session_stats {
     std::uint64_t requests = 0;      ///< requests handed to ZooKeeper
     std::uint64_t watch_events = 0;  ///< node watches that fired (session events not counted)
+    std::uint64_t renewals = 0;      ///< new sessions opened after an expiry (session_config::on_expiry)
 };
 
 namespace detail {
@@ -107,7 +108,7 @@ public:
     executor_type get_executor() const noexcept;
     const session_config& config() const noexcept;
     session_state state() const noexcept;
-    /// The server's id for this session (0 until the first connect).
+    /// The server's id for this session (0 until the first connect, and while a renewed session connects).
     std::int64_t id() const noexcept;
     /// The session timeout the server agreed to (0 until the first connect).
     std::chrono::milliseconds negotiated_timeout() const noexcept;
@@ -129,6 +130,9 @@ public:
     }
 
     /// Completes as soon as `state() != from` (at once if it already differs), with the new state.
+    /// A session that renews on expiry (session_config::on_expiry) reports `expired` to the waiters of
+    /// that moment, though state() is already `connecting` by the time they run; `connected` follows,
+    /// with the new id().
     /// Completion `void(error_code, session_state)`. Cancellation: any type (`operation_aborted`).
     template <class CompletionToken = asio::deferred_t>
     auto async_wait_state(session_state from, CompletionToken&& token = {})

@@ -9,12 +9,14 @@ enum class session_state {
     idle,          ///< constructed, async_connect not called yet
     connecting,    ///< looking for a server (first connect, or after a disconnect)
     connected,
-    expired,       ///< final: the server forgot the session, its ephemeral nodes are gone
+    expired,       ///< the server forgot the session, its ephemeral nodes are gone: final, unless
+                   ///< session_config::on_expiry renews it (the state is then `connecting` at once)
     auth_failed,   ///< final: credentials refused
     closed,        ///< final: closed by us
 };
 
-/// Final states admit no further operation; a new session is a new zklock::session.
+/// Final states admit no further operation; a new session is a new zklock::session. (A session that
+/// renews on expiry reports `expired` to its waiters and moves on: its state() never stays there.)
 constexpr bool is_final(session_state s) noexcept
 {
     return s == session_state::expired || s == session_state::auth_failed || s == session_state::closed;

@@ -150,6 +150,7 @@ void async_drain(const std::shared_ptr<session_impl>& s, std::chrono::steady_clo
         });
     auto ex = s->ex;
     asio::dispatch(ex, [s, id, deadline, h = std::move(h)]() mutable {
+        s->renewal_stopped = true;  // the session is on its way out: an expiry now ends it
         auto& reg = registry_of(*s);
         if (!reg.drain) reg.drain = std::make_shared<session_drain>(*s);
         reg.drain->start(s, id, deadline, std::move(h));

@@ -77,7 +77,7 @@ protected:
     error_code acquire_refusal(const std::string& path) const
     {
         if (s->extension && registry_of(*s).draining) return zklock::error::draining;
-        return s->refusal(path);
+        return s->refusal_to_wait(path);
     }
     /// The shell's reading of the clock: once per event, handed to the pure rules.
     static clock_time now() noexcept { return std::chrono::steady_clock::now(); }
@@ -194,6 +194,23 @@ private:
 
 /// The error for operations cut short by the session's end in state `st`.
 error_code final_error(session_state st);
+
+/// Whether a listener's `expired` was a renewal (session_config::on_expiry): the session has moved on from
+/// `expired` by the time listeners hear of it; an expiry that ends the session stays in that state.
+inline bool renewed(const session_impl& s, session_state heard) noexcept
+{
+    return heard == session_state::expired && s.state != session_state::expired;
+}
+/// Whether a failure of a contender or a run says only that the session expired, while the session
+/// renews on expiry: its waiters then wait for the new session (the `expired` listener gives the old
+/// work up) instead of failing with the old one. (The C client fails what is out before the session's
+/// state says so, and refuses new requests on the expired handle.)
+inline bool expired_into_renewal(const session_impl& s, error_code ec)
+{
+    return (ec == zklock::error::session_expired || ec == zk_errc::invalid_state) && s.renews_on_expiry();
+}
+/// Whether the waiters of a renewed session wait on for the new one.
+inline bool requeues(const session_impl& s) noexcept { return s.cfg.on_expiry == expiry_policy::renew_requeue; }
 
 /// The session's shared state for `key` ("mutex:/locks/a", ...), made by `make` on first use, so that every
 /// lock object of one session on one path shares it. Null with `refusal` set for a moved-from session, or

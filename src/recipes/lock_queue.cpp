@@ -21,11 +21,22 @@ void lock_queue::subscribe()
     listener_ = s->subscribe([w = weak_from_this()](session_state st) {
         auto q = w.lock();
         if (!q) return;
-        if (is_final(st)) q->step([&](local_queue& m) { return m.on_session_final(final_error(st)); });
+        if (renewed(*q->s, st)) q->on_renewal();
+        else if (is_final(st)) q->step([&](local_queue& m) { return m.on_session_final(final_error(st)); });
         // Reconnected: a waiter may have been kept from a node that became ours while disconnected.
         // (While disconnected nothing is done here: the loss clock runs from the newest answer either way.)
         else if (st == session_state::connected) q->step([](local_queue& m) { return m.on_connected(); });
     });
+}
+
+void lock_queue::on_renewal()
+{
+    const auto cut = machine_.holder_ids();
+    step([&](local_queue& m) { return m.on_session_renewed(requeues(*s)); });
+    for (auto holder : cut) {
+        stop_lease(holder);  // its hold is over: no lease runs out on it later
+        losses.set(holder, machine_.lost(holder));
+    }
 }
 
 lock_queue::~lock_queue()
@@ -128,7 +139,7 @@ void lock_queue::cancel_revoked(std::uint64_t id)
 
 error_code lock_queue::lost(std::uint64_t holder) const
 {
-    if (machine_.expired(holder)) return machine_.lost(holder);
+    if (machine_.cut_off(holder)) return machine_.lost(holder);
     if (!machine_.holds(holder)) return {};
     // The session's end is known the moment its state changes; listeners hear of it a moment later.
     if (is_final(s->state)) return final_error(s->state);
@@ -223,6 +234,7 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
 {
     if (c != current_.get()) return;  // a contender given up earlier
     using ct = contender_action::type;
+    if (report.what == ct::failed && expired_into_renewal(*s, report.ec)) return;  // the renewal takes it up
     if (report.what == ct::acquired) {
         set_place(0);
         if (auto seq = current_sequence(); seq && memo_) memo_->proof.held(*seq);
@@ -366,7 +378,7 @@ void lock_queue::lease_ran_out(std::uint64_t holder)
 {
     s->log->write(log_level::warning, "zklock: a lease on " + path + " ran out; the lock was released");
     step([&](local_queue& m) { return m.on_lease_expired(holder); });
-    if (machine_.expired(holder)) losses.set(holder, zklock::error::lease_expired);
+    if (machine_.cut_off(holder)) losses.set(holder, zklock::error::lease_expired);
 }
 
 // The deadline shown is the latest lease among the holders when every one has a lease (readers may share

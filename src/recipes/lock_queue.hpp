@@ -39,6 +39,8 @@ public:
     /// The last lock object and guard of this path are gone: waiters are aborted, the node given up.
     ~lock_queue() override;
     void subscribe();
+    /// The session expired and is being renewed (see local_queue::on_session_renewed).
+    void on_renewal();
 
     void acquire(std::uint64_t id, deadline d, lease_length lease, handler<guard> h);
     void cancel_waiter(std::uint64_t id, error_code why);

@@ -20,7 +20,18 @@ void semaphore_queue::subscribe()
     listener_ = s->subscribe([w = weak_from_this()](session_state st) {
         auto q = w.lock();
         if (!q) return;
-        if (is_final(st)) {
+        if (renewed(*q->s, st)) {
+            // The old session's lease nodes are gone: holders are told, and keep a lost guard until they
+            // release it. Waiters served but held back wait again (or fail) with the others.
+            const bool keep = requeues(*q->s);
+            for (auto& [holder, l] : q->held_) q->lose(holder, zklock::error::session_expired);
+            auto back = std::exchange(q->held_back_, {});
+            q->perform(q->machine().on_session_renewed(keep));
+            for (auto& b : back) {
+                if (keep) q->perform(q->machine().acquire(b.id, b.leases.size(), false));
+                else q->complete(b.id, zklock::error::session_expired, {});
+            }
+        } else if (is_final(st)) {
             const auto ec = final_error(st);
             for (auto& [holder, l] : q->held_) q->lose(holder, ec);
             for (auto& b : std::exchange(q->held_back_, {})) {
@@ -163,7 +174,7 @@ void semaphore_queue::on_run_done(const lease_run* run, error_code ec, std::vect
     }
     run_.reset();
     run_leases_ = std::move(leases);
-    perform(machine().on_run_done(ec, is_retryable(ec)));
+    perform(machine().on_run_done(ec, is_retryable(ec) || expired_into_renewal(*s, ec)));
 }
 
 void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local)

@@ -103,7 +103,14 @@ void session_impl::connect(handler<> h)
                                             std::to_string(s->cfg.connect_timeout.count()) + " ms");
         s->close(zklock::error::connect_timeout);
     });
-    off_loop([link = link_, w = weak_from_this(), hosts = cfg.hosts, resolver = cfg.resolver,
+    open_handle(cfg.hosts);
+}
+
+// Resolves the names and makes the C client's handle off the loop (both may block); on_handle_created
+// takes it on the executor. At the first connect, and for a renewed session.
+void session_impl::open_handle(std::string hosts)
+{
+    off_loop([link = link_, w = weak_from_this(), hosts = std::move(hosts), resolver = cfg.resolver,
               timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
         zhandle_t* zh = nullptr;
         int err = 0;
@@ -129,6 +136,7 @@ void session_impl::connect(handler<> h)
 
 void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& unresolved)
 {
+    opening_renewed_ = false;
     if (!zh && !unresolved.empty()) {
         log->write(log_level::error, "cannot resolve ZooKeeper host name(s): " + unresolved);
         close(zklock::error::unresolvable_host);
@@ -214,9 +222,11 @@ void session_impl::on_session_event(int zk_state)
     if (is_final(s)) {
         // Leave zookeeper_process first: closing tears the handle down.
         asio::post(ex, [w = weak_from_this(), s] {
-            if (auto self = w.lock())
-                self->enter_final(s, s == session_state::expired ? error_code(zklock::error::session_expired)
-                                                                 : error_code(zklock::error::auth_failed));
+            auto self = w.lock();
+            if (!self) return;
+            if (s == session_state::expired && self->renews_on_expiry()) return self->renew();
+            self->enter_final(s, s == session_state::expired ? error_code(zklock::error::session_expired)
+                                                             : error_code(zklock::error::auth_failed));
         });
         return;
     }
@@ -234,8 +244,17 @@ void session_impl::enter_final(session_state s, error_code why)
     set_state(s);
     connect_timer_.cancel();
     if (connect_handler_) post_completion(std::move(connect_handler_), why);
+    keepalive_timer_.cancel();
+    resolve_timer_.cancel();
+    let_go_of_handle(why, [w = weak_from_this()] {
+        if (auto self = w.lock()) self->on_handle_closed();
+    });
+}
 
-    // Answer everything that waits on the C client now; its own completions later only free memory.
+// Answers everything that waits on the C client now (its own completions later only free memory), and
+// closes the handle off the loop; `then` runs on the executor once it is closed.
+void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
+{
     for (auto& [rid, r] : std::exchange(inflight_, {})) {
         r->fail(why);
         r->owner.reset();
@@ -247,20 +266,16 @@ void session_impl::enter_final(session_state s, error_code why)
     }
     close_socket();
     timer_.cancel();
-    keepalive_timer_.cancel();
+    timer_armed_ = false;  // (a cancelled wait leaves the flag as it was: a new handle must arm its own)
     handshake_timer_.cancel();
-    resolve_timer_.cancel();
-
     if (!zh_) {
-        on_handle_closed();
+        if (then) then();
         return;
     }
     zoo_set_context(zh_, nullptr);
-    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, w = weak_from_this()] {
+    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, then = std::move(then)]() mutable {
         close_handle(zh, lg);
-        link->post([w] {
-            if (auto self = w.lock()) self->on_handle_closed();
-        });
+        if (then) link->post(std::move(then));
     });
 }
 

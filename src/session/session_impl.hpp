@@ -53,6 +53,11 @@ public:
     }
     /// Also lets go of the executor here, on the session's side: a helper thread that ends after the
     /// io_context may not destroy a copy of it (a strand's copy refers to the io_context's services).
+    bool detached()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return detached_;
+    }
     void detach()
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -129,6 +134,9 @@ public:
     /// server would accept that path.
     error_code refusal() const;
     error_code refusal(std::string_view path, bool sequential = false) const;
+    /// Why a lock recipe cannot take a waiter for `path` now: refusal(path), except while a renewed
+    /// session's handle is being made (the waiter then waits for the new session's `connected`).
+    error_code refusal_to_wait(std::string_view path) const;
 
     /// The public handle is gone: helper threads must not post to the executor any more.
     /// Close waiters are answered now: the helper can no longer tell them when the server confirmed.
@@ -207,8 +215,19 @@ public:
     template <class... Args>
     void post_completion(handler<Args...> h, error_code ec, Args... args);
 
+    /// A drain or a close is under way: an expiry ends the session whatever session_config::on_expiry says.
+    bool renewal_stopped = false;
+    /// From renew() until the new handle is made.
+    bool opening_renewed_ = false;
+
+    /// Whether an expiry now would open a new session (session_config::on_expiry).
+    bool renews_on_expiry() const;
+
 private:
+    void open_handle(std::string hosts);
     void on_handle_created(_zhandle* zh, int err, const std::string& unresolved);
+    void renew();
+    void let_go_of_handle(error_code why, std::function<void()> then);
     void on_handle_closed();
     void pump();
     void kick();

@@ -216,6 +216,25 @@ BOOST_FIXTURE_TEST_CASE(the_sessions_end_fails_every_waiter_and_gives_the_run_up
     BOOST_TEST(show(at().on_session_final(expired)) == "");
 }
 
+// The session expired and a new one is opened: the run goes; requeue keeps the waiters (a one look
+// fails) for a run on the new session once connected; fail_pending fails them all.
+BOOST_FIXTURE_TEST_CASE(a_renewal_gives_the_run_up_and_keeps_or_fails_the_waiters, fixture)
+{
+    acquire(1);
+    acquire(2, 2);
+    connected = false;
+    auto out = at().on_session_renewed(true);
+    BOOST_TEST(show(out) == "abandon_run");
+    BOOST_TEST(q.waiters() == 2u);
+    connected = true;
+    BOOST_TEST(show(at().on_connected()) == "start_run(1)");
+    connected = false;
+    out = at().on_session_renewed(false);
+    BOOST_TEST(show(out) == "abandon_run fail_waiter(1) fail_waiter(2)");
+    BOOST_TEST(out[1].ec == expired);
+    BOOST_TEST(q.waiters() == 0u);
+}
+
 BOOST_FIXTURE_TEST_CASE(nothing_runs_before_the_session_is_connected, fixture)
 {
     connected = false;

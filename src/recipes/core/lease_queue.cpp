@@ -82,6 +82,24 @@ lease_queue::actions lease_queue::on_session_final(error_code ec)
     return out;
 }
 
+lease_queue::actions lease_queue::on_session_renewed(bool keep_waiters)
+{
+    actions out;
+    if (std::exchange(run_for_, 0)) out.push_back({A::abandon_run});
+    handoffs_ = 0;
+    looking_ = nobody_waits_ = false;  // the look's watch failed with the old session
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+        if (keep_waiters && !it->second.one_look) {
+            ++it;
+            continue;
+        }
+        out.push_back({A::fail_waiter, it->first, 0, false, zklock::error::session_expired});
+        it = waiters_.erase(it);
+    }
+    advance(out);  // (a run starts once the new session is connected)
+    return out;
+}
+
 lease_queue::actions lease_queue::on_followers_none()
 {
     nobody_waits_ = true;

@@ -72,6 +72,10 @@ public:
     // From the session and the followers' look.
     actions on_connected();
     actions on_session_final(error_code ec);
+    /// The session expired and a new one is being opened under it: the run is given up (its nodes went
+    /// with the old session); the waiters wait on for a run on the new one (`keep_waiters`, one looks
+    /// excepted) or fail with `error::session_expired`.
+    actions on_session_renewed(bool keep_waiters);
     /// The look found nobody else waiting; `on_followers_changed`: the directory changed since (or the
     /// look failed): unknown until looked again, so the bound is strict meanwhile.
     actions on_followers_none();

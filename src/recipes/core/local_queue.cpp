@@ -13,7 +13,7 @@ using type = queue_action::type;
 
 error_code local_queue::lost(std::uint64_t holder) const noexcept
 {
-    if (expired(holder)) return zklock::error::lease_expired;
+    if (auto it = cut_off_.find(holder); it != cut_off_.end()) return it->second;
     if (!holds(holder)) return {};
     return end_ ? end_ : lost_reason_;  // the session's end is known before its listeners hear of it
 }
@@ -52,7 +52,7 @@ void local_queue::advance(actions& out)
         if (connected_) grant_available(out);  // else once reconnected
         return;
     }
-    if (!contender_) {
+    if (!contender_ && connected_) {  // (disconnected: on_connected starts it)
         contender_ = true;
         // The shell starts a lingering node's contender watching its followers and its own node: an idle
         // node must go as soon as another process queues, or is deleted.
@@ -141,8 +141,9 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
 {
     actions out;
     const auto lost = end_ ? end_ : lost_reason_;
-    if (expired_.erase(holder) != 0) {  // the lock went on when the lease ran out
-        out.push_back({.what = type::release_done, .ec = zklock::error::lease_expired});
+    if (auto it = cut_off_.find(holder); it != cut_off_.end()) {  // the lock went on without it
+        out.push_back({.what = type::release_done, .ec = it->second});
+        cut_off_.erase(it);
         return out;
     }
     if (holders_.erase(holder) == 0) {
@@ -329,6 +330,37 @@ local_queue::actions local_queue::on_session_final(error_code ec)
     return out;
 }
 
+local_queue::actions local_queue::on_session_renewed(bool keep_waiters)
+{
+    actions out;
+    out.push_back({.what = type::cancel_loss_clock});
+    for (auto holder : holders_) {
+        for (const auto& [id, none] : lost_waiters_.take(holder))
+            out.push_back({.what = type::notify_lost, .id = id, .ec = zklock::error::session_expired});
+        for (const auto& [id, none] : revoke_waiters_.take(holder))
+            out.push_back({.what = type::abort_revoke_waiter, .id = id});
+        cut_off_.emplace(holder, zklock::error::session_expired);
+    }
+    holders_.clear();
+    lost_reason_ = {};
+    if (contender_) {
+        drop_contender();
+        out.push_back({.what = type::abandon_contender});
+    }
+    grants_ = 0;
+    confirming_ = false;  // its sync failed with the old session
+    if (keep_waiters) {
+        for (auto id : std::exchange(one_looks_, {})) {
+            waiters_.erase(id);
+            out.push_back({.what = type::fail_waiter, .id = id, .ec = zklock::error::session_expired});
+        }
+    } else {
+        fail_all(out, zklock::error::session_expired);
+    }
+    advance(out);  // (the new node is made once the new session is connected)
+    return out;
+}
+
 local_queue::actions local_queue::on_connected()
 {
     actions out;
@@ -362,7 +394,7 @@ local_queue::actions local_queue::on_lease_expired(std::uint64_t holder)
         out.push_back({.what = type::notify_lost, .id = id, .ec = zklock::error::lease_expired});
     auto passed = release(holder, false);
     out.insert(out.end(), passed.begin(), passed.end());
-    expired_.insert(holder);
+    cut_off_.emplace(holder, zklock::error::lease_expired);
     return out;
 }
 

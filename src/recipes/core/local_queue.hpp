@@ -115,6 +115,11 @@ public:
 
     // From the session and the shell's timers.
     actions on_session_final(error_code ec);
+    /// The session expired and a new one is being opened under it (session_config::on_expiry): the
+    /// holders are told `error::session_expired` and cut off (each guard stays lost until released), the
+    /// contender is given up, and the waiters wait on (`keep_waiters`, one looks excepted) for a node of
+    /// the new session, made once connected, or fail with session_expired.
+    actions on_session_renewed(bool keep_waiters);
     actions on_connected();
     actions on_uncertain();  ///< the loss clock ran out without a fresh answer
     /// The sync that confirm_touch asked for was answered (or failed): a grant held for it may go now.
@@ -127,8 +132,9 @@ public:
     actions teardown();      ///< the last handle of the lock is gone
 
     bool holds(std::uint64_t holder) const noexcept { return holders_.count(holder) != 0; }
-    /// Whether `holder` lost its hold to its lease (and has not released its guard yet).
-    bool expired(std::uint64_t holder) const noexcept { return expired_.count(holder) != 0; }
+    /// Whether `holder` was cut off from the node (its lease ran out, or its session was renewed) and
+    /// has not released its guard yet.
+    bool cut_off(std::uint64_t holder) const noexcept { return cut_off_.count(holder) != 0; }
     /// Empty while `holder` holds and nothing was lost.
     error_code lost(std::uint64_t holder) const noexcept;
     bool has_holders() const noexcept { return !holders_.empty(); }
@@ -177,7 +183,7 @@ private:
     std::map<std::uint64_t, bool> waiters_;  // id -> one look; ids increase, so begin() waited longest
     std::set<std::uint64_t> one_looks_;      // the one-look waiters among them (failing them walks only these)
     std::set<std::uint64_t> holders_;
-    std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
+    std::map<std::uint64_t, error_code> cut_off_;  // holders cut off from the node, and why, until they release
     std::uint64_t holder_gen_ = 0;
     bool contender_ = false, node_held_ = false, queued_ = false;
     std::uint64_t grants_ = 0;      // grants since the current node became the head

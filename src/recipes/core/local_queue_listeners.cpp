@@ -31,7 +31,7 @@ local_queue::actions local_queue::unlisten(listener_index<>& index, std::uint64_
 local_queue::actions local_queue::wait_lost(std::uint64_t id, std::uint64_t holder)
 {
     const auto why = lost(holder);
-    return listen(lost_waiters_, id, holder, holds(holder) || expired(holder), bool(why),
+    return listen(lost_waiters_, id, holder, holds(holder) || cut_off(holder), bool(why),
                   {.what = type::notify_lost, .id = id, .ec = why}, type::abort_lost_waiter);
 }
 
