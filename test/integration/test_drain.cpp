@@ -56,6 +56,7 @@ asio::awaitable<bool> until_done(const outcome& o, std::chrono::milliseconds lim
 
 }  // namespace
 
+// Three holders (a mutex, a semaphore's lease, a read lock) and 50 waiters of A's own; B waits on all three.
 BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_session)
 {
     asio::io_context ioc;
@@ -66,28 +67,37 @@ BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_sessio
         co_await a->async_connect(use_awaitable);
         co_await others.connect();
         const auto lock_path = unique_path("drain-mutex"), sem_path = unique_path("drain-sem");
+        const auto rw_path = unique_path("drain-rw-held");
         mutex ma(*a, lock_path), mb(b, lock_path);
         zklock::semaphore sa(*a, sem_path, 1), sb(b, sem_path, 1);
+        zklock::shared_mutex rwa(*a, rw_path), rwb(b, rw_path);
         auto g = co_await ma.acquire(5s, use_awaitable);
         auto lease = co_await sa.acquire(5s, use_awaitable);
+        auto reading = co_await rwa.acquire_shared(5s, use_awaitable);
 
         // A's holders work until asked to let go; B's grants are checked against A's nodes on the server.
-        const auto a_lock_node = g.node(), a_lease_node = lease.node();
-        outcome released_lock, released_lease;
+        const auto a_lock_node = g.node(), a_lease_node = lease.node(), a_read_node = reading.node();
+        outcome released_lock, released_lease, released_read;
         auto holder = [&](guard& held, outcome& released) -> asio::awaitable<void> {
             auto [asked] = co_await held.async_wait_revoked(tuple_awaitable);
             BOOST_TEST(!asked);
             auto [ec] = co_await held.release(tuple_awaitable);
             released.set(ec);
         };
-        // Waiters: one of A's own (local), and B on both paths.
-        outcome a_waiter;
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
-            mutex again(*a, lock_path);
-            auto [ec, g2] = co_await again.acquire(30s, tuple_awaitable);
-            a_waiter.set(ec);
-        }, asio::detached);
-        outcome b_lock, b_lease;
+        // Waiters: 50 of A's own (local: 30 on the mutex, 20 on the semaphore), and B on all three paths.
+        std::vector<outcome> a_waiters(50);
+        for (std::size_t i = 0; i < a_waiters.size(); ++i)
+            asio::co_spawn(ioc, [&, i]() -> asio::awaitable<void> {
+                if (i < 30) {
+                    mutex again(*a, lock_path);
+                    auto [ec, g2] = co_await again.acquire(30s, tuple_awaitable);
+                    a_waiters[i].set(ec);
+                } else {
+                    auto [ec, l2] = co_await sa.acquire(30s, tuple_awaitable);
+                    a_waiters[i].set(ec);
+                }
+            }, asio::detached);
+        outcome b_lock, b_lease, b_write;
         int b_saw_a_holding = 0;
         auto b_takes = [&](auto& lock, std::string dir, std::string a_node, outcome& got) -> asio::awaitable<void> {
             auto [ec, gb] = co_await lock.acquire(30s, tuple_awaitable);
@@ -98,21 +108,27 @@ BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_sessio
         };
         asio::co_spawn(ioc, b_takes(mb, lock_path, a_lock_node, b_lock), asio::detached);
         asio::co_spawn(ioc, b_takes(sb, sem_path + "/leases", a_lease_node, b_lease), asio::detached);
+        asio::co_spawn(ioc, b_takes(rwb, rw_path, a_read_node, b_write), asio::detached);
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
-            co_return (co_await children(b, lock_path)).size() == 2;  // A's node (A's waiter waits in A), B's
+            co_return (co_await children(b, lock_path)).size() == 2 &&  // A's node (A's waiters wait in A), B's
+                      (co_await children(b, rw_path)).size() == 2;
         }));
         co_await pause(100ms);
         BOOST_TEST(!b_lock.done);
         BOOST_TEST(!b_lease.done);
+        BOOST_TEST(!b_write.done);
 
         const auto started = std::chrono::steady_clock::now();
         outcome drained;
         start_drain(ioc, *a, 20s, drained);
         asio::co_spawn(ioc, holder(g, released_lock), asio::detached);
         asio::co_spawn(ioc, holder(lease, released_lease), asio::detached);
+        asio::co_spawn(ioc, holder(reading, released_read), asio::detached);
 
-        BOOST_TEST(co_await until_done(a_waiter));
-        BOOST_TEST(a_waiter.ec == zklock::error::draining);
+        for (auto& w : a_waiters) {
+            BOOST_TEST(co_await until_done(w));
+            BOOST_TEST(w.ec == zklock::error::draining);
+        }
         // New acquires of every kind are refused at once.
         mutex fresh(*a, unique_path("drain-late"));
         auto [late_ec, late] = co_await fresh.acquire(5s, tuple_awaitable);
@@ -134,15 +150,24 @@ BOOST_AUTO_TEST_CASE(a_drain_hands_every_lock_over_at_once_and_closes_the_sessio
         BOOST_TEST(!released_lock.ec);
         BOOST_TEST(released_lease.done);
         BOOST_TEST(!released_lease.ec);
+        BOOST_TEST(released_read.done);
+        BOOST_TEST(!released_read.ec);
         BOOST_TEST(co_await until_done(b_lock));
         BOOST_TEST(co_await until_done(b_lease));
+        BOOST_TEST(co_await until_done(b_write));
         BOOST_TEST(!b_lock.ec);
         BOOST_TEST(!b_lease.ec);
+        BOOST_TEST(!b_write.ec);
         BOOST_TEST(b_saw_a_holding == 0);  // mutual exclusion: B got each only after A's node was gone
         // At once, not after A's 30 s session timeout.
-        BOOST_TEST((b_lock.at - started < 10s && b_lease.at - started < 10s));
+        BOOST_TEST((b_lock.at - started < 10s && b_lease.at - started < 10s && b_write.at - started < 10s));
+        auto ms = [&](const outcome& o) { return std::chrono::duration_cast<std::chrono::milliseconds>(o.at - started).count(); };
+        BOOST_TEST_MESSAGE("drain of 3 holders and 50 waiters: drained in " << ms(drained) << " ms; B granted the mutex at "
+                                                                           << ms(b_lock) << " ms, the lease at " << ms(b_lease)
+                                                                           << " ms, the write lock at " << ms(b_write) << " ms");
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
-            co_return (co_await children(b, lock_path)).empty() && (co_await children(b, sem_path + "/leases")).empty();
+            co_return (co_await children(b, lock_path)).empty() && (co_await children(b, sem_path + "/leases")).empty() &&
+                      (co_await children(b, rw_path)).empty();
         }));
     });
 }
