@@ -33,8 +33,10 @@ void session_impl::renew()
     std::snprintf(sid, sizeof sid, "0x%llx", static_cast<unsigned long long>(id));
     log->write(log_level::warning, std::string("ZooKeeper session ") + sid +
                                        " expired: opening a new session (session_config::on_expiry)");
-    if (!removes_.empty()) send_removes();  // failed below with the rest: their nodes went with the session
     set_state(session_state::expired);
+    // Deletes held back for this turn's multi are not sent to the expired handle: their nodes went with
+    // the session, which is what their callers hear.
+    for (auto& r : std::exchange(removes_, {})) post_completion(std::move(r.h), error_code(zklock::error::session_expired));
     let_go_of_handle(zklock::error::session_expired, nullptr);
     id = 0;
     negotiated = std::chrono::milliseconds{0};
