@@ -89,22 +89,39 @@ bool session_impl::leave_if_unrecoverable()
 // current server leaves the list (update_addrs).
 // The C client also keeps those requests in its queue of sent requests, and would match the next
 // connection's answers against them: "out of order", which drops that connection too and fails the
-// requests sent on it (runtime inconsistency). Only its own error path clears that queue, so the next
-// connection is closed by us as soon as its handshake is out (pump): the C client fails the old
-// requests (ours are answered already), forgets them, and connects again, clean.
+// requests sent on it (runtime inconsistency), with every request made since the close. Only its own
+// error path clears that queue, so it is walked down that path at once, before any other request is
+// made (clear_c_queue). Should that not be possible, the next connection is dropped as soon as its
+// handshake is out (pump), which clears the queue too, but also fails what was made in between.
 void session_impl::notice_silent_close()
 {
     if (!zh_ || state != session_state::connected || zoo_state(zh_) != ZOO_NOTCONNECTED_STATE) return;
     log->write(log_level::warning, "zklock: the connection to ZooKeeper was closed under the session; "
                                    "the requests out on it fail with connection loss, and the client reconnects");
     close_socket();
-    c_queue_stale_ = !inflight_.empty();
     set_state(session_state::connecting);
+    const bool stale = !inflight_.empty();
     for (auto& [rid, r] : std::exchange(inflight_, {})) {
         if (r->watch) drop_watch(r->watch);
         r->fail(zk_errc::connection_loss);
         r->owner.reset();
     }
+    c_queue_stale_ = stale && !clear_c_queue();  // their C completions only free them now
+}
+
+// The C client opens a connection (zookeeper_interest), which is shut down before it can answer; processing
+// it, the C client meets the failure (a refused connect, a handshake that cannot be sent, or a closed
+// socket) and runs its error path, which fails and frees every request it held and leaves it disconnected
+// (state 0), to connect again at the next interest. It opens none while it waits between attempts.
+bool session_impl::clear_c_queue()
+{
+    c_call scope(log.get());
+    int fd = -1, interest = 0;
+    timeval tv{};
+    if (zookeeper_interest(zh_, &fd, &interest, &tv) != ZOK || fd < 0) return false;
+    ::shutdown(fd, SHUT_RDWR);
+    zookeeper_process(zh_, ZOOKEEPER_READ | ZOOKEEPER_WRITE);
+    return zoo_state(zh_) == 0;
 }
 
 void session_impl::process(int events)

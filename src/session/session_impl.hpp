@@ -235,8 +235,10 @@ private:
     bool leave_if_unrecoverable();
     /// After a zoo_a* or zoo_set_servers call: the C client may have closed its socket, silently (pump.cpp).
     void notice_silent_close();
-    /// Set by a silent close that left requests in the C client's queue: its next connection is dropped
-    /// once associating, so that the C client clears that queue (pump.cpp).
+    /// Makes the C client fail and forget the requests it holds from a connection it closed silently.
+    bool clear_c_queue();
+    /// Set by a silent close whose requests clear_c_queue could not clear: the next connection is
+    /// dropped once associating, so that the C client clears them then (pump.cpp).
     bool c_queue_stale_ = false;
     void sync_socket(int fd);
     void close_socket();

@@ -139,11 +139,42 @@ BOOST_AUTO_TEST_CASE(a_connection_broken_under_a_send_is_reported_as_lost)
     }, 60s);
 }
 
+// A write made while the session reconnects after such a silent close is not lost with the old requests:
+// it is sent on the next connection and lands.
+BOOST_AUTO_TEST_CASE(a_write_made_after_a_broken_send_lands)
+{
+    asio::io_context ioc;
+    auto cfg = config_for(shared_server().connect_string());
+    cfg.follow_ensemble = false;
+    session s(ioc, cfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        int answered = 0;
+        auto note = [&](boost::system::error_code, std::optional<zklock::stat>) { ++answered; };
+        for (int i = 0; i < 4; ++i) s.async_exists("/", note);
+        zklock::testing::drop_connection(s);
+        s.async_exists("/", note);  // its send fails: the C client closes the socket with four out
+        const auto path = "/after-broken-send-" + std::to_string(::getpid());  // "/" is there: no parent to make
+        boost::system::error_code created{zklock::error::timeout};
+        bool done = false;
+        s.async_create(path, "x", zklock::create_mode::persistent, [&](boost::system::error_code ec, std::string, zklock::stat) {
+            created = ec;
+            done = true;
+        });
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return done && answered == 5; }, 20s));
+        BOOST_TEST(!created, created.message());
+        BOOST_TEST(co_await wait_until(s, session_state::connected, 20s) == session_state::connected);
+        auto [ec, st] = co_await s.async_exists(path, tuple_awaitable);
+        BOOST_TEST(st.has_value());
+        if (st) co_await s.async_remove(path, -1, use_awaitable);
+    }, 60s);
+}
+
 // Several requests out when the connection breaks under a send: the C client keeps them in its queue of
 // sent requests, and sends the failed one again on the next connection, whose answer then does not match
-// that queue ("out of order": the connection is dropped once more). The session drops the next connection
-// at its handshake, which clears the queue first; either way, every request the caller makes once the
-// session is connected again succeeds. (zoo_set_servers leaves the same queue behind with nothing to
+// that queue ("out of order": the connection is dropped once more). The session makes the C client clear
+// that queue at the close itself; every request the caller makes once the session is connected again
+// succeeds. (zoo_set_servers leaves the same queue behind with nothing to
 // send: membership_tests shows that case.)
 BOOST_AUTO_TEST_CASE(requests_out_when_a_send_breaks_do_not_poison_the_next_connection)
 {
