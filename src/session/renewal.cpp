@@ -4,13 +4,11 @@
 // renewed, requeues, expired_into_renewal).
 #include "c_client.hpp"
 
-#include <cstdio>
-
 namespace zklock::detail {
 
 error_code session_impl::refusal_to_wait(std::string_view path) const
 {
-    if (opening_renewed_ && state == session_state::connecting)
+    if (opening_renewed && state == session_state::connecting)
         return valid_path(path) ? error_code{} : error_code(zklock::error::invalid_path);
     return refusal(path);
 }
@@ -29,9 +27,8 @@ void session_impl::renew()
     // Closed meanwhile, or renewed already: the expiry is seen both by the session event and by the
     // handle's state (leave_if_unrecoverable), and only the handle that expired is let go.
     if (is_final(state) || !zh_ || zoo_state(zh_) != ZOO_EXPIRED_SESSION_STATE) return;
-    char sid[32];
-    std::snprintf(sid, sizeof sid, "0x%llx", static_cast<unsigned long long>(id));
-    log->write(log_level::warning, std::string("ZooKeeper session ") + sid +
+    const auto sid = id_text();
+    log->write(log_level::warning, "ZooKeeper session " + sid +
                                        " expired: opening a new session (session_config::on_expiry)");
     set_state(session_state::expired);
     // Deletes held back for this turn's multi are not sent to the expired handle: their nodes went with
@@ -43,7 +40,7 @@ void session_impl::renew()
     last_answered_send_ = {};
     c_queue_stale_ = false;
     ++stats.renewals;
-    opening_renewed_ = true;
+    opening_renewed = true;
     set_state(session_state::connecting);
     // To the names followed so far (the ensemble's members, if it published them), with the chroot.
     const auto slash = cfg.hosts.find('/');

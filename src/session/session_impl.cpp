@@ -136,7 +136,7 @@ void session_impl::open_handle(std::string hosts)
 
 void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& unresolved)
 {
-    opening_renewed_ = false;
+    opening_renewed = false;
     if (!zh && !unresolved.empty()) {
         log->write(log_level::error, "cannot resolve ZooKeeper host name(s): " + unresolved);
         close(zklock::error::unresolvable_host);
@@ -233,13 +233,19 @@ void session_impl::on_session_event(int zk_state)
     if (state == session_state::connected) set_state(session_state::connecting);
 }
 
+std::string session_impl::id_text() const
+{
+    char sid[32];
+    std::snprintf(sid, sizeof sid, "0x%llx", static_cast<unsigned long long>(id));
+    return sid;
+}
+
 void session_impl::enter_final(session_state s, error_code why)
 {
     if (is_final(state)) return;
-    char sid[32];
-    std::snprintf(sid, sizeof sid, "0x%llx", static_cast<unsigned long long>(id));
-    if (why == zklock::error::session_closed) log->write(log_level::info, std::string("ZooKeeper session ") + sid + " closed");
-    else log->write(log_level::warning, std::string("ZooKeeper session ") + sid + " ended: " + why.message());
+    const auto sid = id_text();
+    if (why == zklock::error::session_closed) log->write(log_level::info, "ZooKeeper session " + sid + " closed");
+    else log->write(log_level::warning, "ZooKeeper session " + sid + " ended: " + why.message());
 
     set_state(s);
     connect_timer_.cancel();

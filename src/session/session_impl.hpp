@@ -51,13 +51,13 @@ public:
         asio::post(ex_, std::forward<Fn>(fn));
         return true;
     }
-    /// Also lets go of the executor here, on the session's side: a helper thread that ends after the
-    /// io_context may not destroy a copy of it (a strand's copy refers to the io_context's services).
+    /// Whether the session let go (detach).
     bool detached()
     {
         std::lock_guard<std::mutex> lock(mu_);
         return detached_;
     }
+    /// The session lets go: later posts are dropped.
     void detach()
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -218,7 +218,10 @@ public:
     /// A drain or a close is under way: an expiry ends the session whatever session_config::on_expiry says.
     bool renewal_stopped = false;
     /// From renew() until the new handle is made.
-    bool opening_renewed_ = false;
+    bool opening_renewed = false;
+
+    /// The session's id as ZooKeeper's own logs print it ("0x...").
+    std::string id_text() const;
 
     /// Whether an expiry now would open a new session (session_config::on_expiry).
     bool renews_on_expiry() const;
