@@ -190,13 +190,21 @@ void session_impl::remove(std::string path, int version, handler<> h)
     if (auto ec = refusal(path); ec || asio::get_associated_cancellation_slot(h).is_connected())
         return remove_now(std::move(path), version, std::move(h));
     removes_.push_back({std::move(path), version, std::move(h)});
-    if (removes_.size() == 1)
+    // While earlier deletes are out, finished() sends these when they are answered.
+    if (removes_.size() == 1 && !removes_out())
         asio::post(ex, [self = shared_from_this()] { self->send_removes(); });
 }
 
 void session_impl::send_removes()
 {
     auto held = std::exchange(removes_, {});
+    if (held.empty()) return;
+    // The id the last request made below gets (a refused request takes none: the id then names an earlier
+    // request, whose answer sends the next deletes just as well).
+    struct note_newest {
+        session_impl& s;
+        ~note_newest() { s.newest_removes_ = s.next_request_ - 1; }
+    } newest{*this};
     if (held.size() == 1) return remove_now(std::move(held[0].path), held[0].version, std::move(held[0].h));
     for (std::size_t from = 0; from < held.size(); from += max_removes_in_one_multi) {
         const auto to = std::min(held.size(), from + max_removes_in_one_multi);

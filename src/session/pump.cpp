@@ -107,6 +107,8 @@ void session_impl::notice_silent_close()
         r->owner.reset();
     }
     c_queue_stale_ = stale && !clear_c_queue();  // their C completions only free them now
+    // Deletes held back while a batch was out: that batch is answered now.
+    if (!removes_.empty()) asio::post(ex, [self = shared_from_this()] { self->send_removes(); });
 }
 
 // The C client opens a connection (zookeeper_interest), which is shut down before it can answer; processing

@@ -31,9 +31,6 @@ void session_impl::renew()
     log->write(log_level::warning, "ZooKeeper session " + sid +
                                        " expired: opening a new session (session_config::on_expiry)");
     set_state(session_state::expired);
-    // Deletes held back for this turn's multi are not sent to the expired handle: their nodes went with
-    // the session, which is what their callers hear.
-    for (auto& r : std::exchange(removes_, {})) post_completion(std::move(r.h), error_code(zklock::error::session_expired));
     let_go_of_handle(zklock::error::session_expired, nullptr);
     id = 0;
     negotiated = std::chrono::milliseconds{0};

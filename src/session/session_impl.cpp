@@ -265,6 +265,9 @@ void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
         r->fail(why);
         r->owner.reset();
     }
+    // Deletes held back for a batch are not sent to a handle let go of: their nodes go with the session
+    // (close() sends them first, to be flushed as the handle closes).
+    for (auto& r : std::exchange(removes_, {})) post_completion(std::move(r.h), why);
     for (auto& [wid, w] : std::exchange(watches_, {})) {
         w->at = watch_state::phase::failed;
         w->error = why;
@@ -395,6 +398,9 @@ std::chrono::milliseconds session_impl::one_look_limit() const { return detail::
 void session_impl::finished(request_base* r, int rc)
 {
     inflight_.erase(r->id);
+    // The deletes held back while this batch was out go now (posted: this runs inside the C client).
+    if (r->id == newest_removes_ && !removes_.empty())
+        asio::post(ex, [self = shared_from_this()] { self->send_removes(); });
     if (passed_the_leader(r->kind, zk_error(rc)) && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
 }
 

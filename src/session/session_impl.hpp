@@ -284,9 +284,11 @@ private:
     handler<> connect_handler_;
 
     // Deletes made one after another in one turn of the loop (a release of many locks, a drain) go as
-    // one multi: one transaction for the server instead of one each. A multi fails as a whole, so when
-    // it fails each delete is sent again alone and gets its own answer. A delete whose handler can be
-    // cancelled goes alone at once.
+    // one multi: one transaction for the server instead of one each. So do the deletes made while the
+    // newest batch is out: they go when it is answered (or with the next other request, which they
+    // precede), so that a burst of releases costs the server a transaction per round trip, not one per
+    // lock. A multi fails as a whole, so when it fails each delete is sent again alone and gets its own
+    // answer. A delete whose handler can be cancelled goes alone at once.
     struct held_remove {
         std::string path;
         int version = -1;
@@ -294,6 +296,9 @@ private:
     };
     std::vector<held_remove> removes_;
     static constexpr std::size_t max_removes_in_one_multi = 1000;  // far below jute.maxbuffer (1 MiB)
+    /// The newest request send_removes made (0: none); the deletes are out while it is in flight.
+    std::uint64_t newest_removes_ = 0;
+    bool removes_out() const { return newest_removes_ != 0 && inflight_.count(newest_removes_) != 0; }
     void remove_now(std::string path, int version, handler<> h);
     void multi_as(const char* kind, std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
 

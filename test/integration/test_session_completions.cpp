@@ -178,4 +178,40 @@ BOOST_AUTO_TEST_CASE(deletes_of_one_turn_are_one_request_and_each_gets_its_own_a
     });
 }
 
+// Deletes made in later turns while earlier ones are out wait for their answer and then go together: a
+// burst of releases costs the server a transaction per round trip, not one per lock. Each still gets its
+// own answer. The server is frozen meanwhile, so that the first delete is surely still out.
+BOOST_AUTO_TEST_CASE(deletes_made_while_others_are_out_go_together_when_those_are_answered)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("deletes-out");
+        co_await make_parent(s, base);
+        constexpr int n = 10;
+        for (int i = 0; i < n; ++i) {
+            auto [ec, p, st] = co_await s.async_create(base + "/n" + std::to_string(i), "", create_mode::persistent,
+                                                       tuple_awaitable);
+            BOOST_TEST(!ec);
+        }
+        std::vector<std::optional<error_code>> answers(n);
+        const auto before = s.stats().requests;
+        shared_server().freeze();
+        for (int i = 0; i < n; ++i) {  // one delete per turn of the loop
+            s.async_remove(base + "/n" + std::to_string(i), -1, [&answers, i](error_code ec) { answers[i] = ec; });
+            co_await asio::post(ioc, asio::use_awaitable);
+        }
+        shared_server().thaw();
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return std::all_of(answers.begin(), answers.end(), [](const auto& a) { return a.has_value(); });
+        }, 20s));
+        for (const auto& a : answers) BOOST_TEST((a && !*a));
+        // The first alone, the nine made while it was out in one multi.
+        BOOST_TEST(s.stats().requests - before == 2u);
+        const auto left = co_await children(s, base);
+        BOOST_TEST(left.empty());
+    });
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -163,14 +163,17 @@ asio::awaitable<void> waiters(options o, std::size_t w, std::size_t paths)
     co_await until_started(r, w);
     const double enqueue = seconds(clk::now() - t0);
     const int threads = thread_count();
+    const auto requests0 = s.stats().requests;
     const auto t1 = clk::now();
     for (auto& g : holders) g.release([r](boost::system::error_code ec) {
         if (ec && !r->error) r->error = std::make_exception_ptr(boost::system::system_error(ec, "a holder's release"));
     });
     co_await r->all(w, "the drain");
     const double drain = seconds(clk::now() - t1);
-    std::printf("zklock waiters=%zu paths=%zu enqueue_s=%.2f drain_s=%.2f drain_per_s=%.0f rss_mib=%ld threads=%d\n", w,
-                paths, enqueue, drain, static_cast<double>(w) / drain, peak_rss_mib(), threads);
+    std::printf("zklock waiters=%zu paths=%zu enqueue_s=%.2f drain_s=%.2f drain_per_s=%.0f rss_mib=%ld threads=%d"
+                " drain_zk_requests=%" PRIu64 "\n",
+                w, paths, enqueue, drain, static_cast<double>(w) / drain, peak_rss_mib(), threads,
+                s.stats().requests - requests0);
 }
 
 // --- cancel W: W coroutines queue behind a held lock; each is cancelled, in random order ----------
