@@ -6,9 +6,11 @@
 #define BOOST_TEST_MODULE zklock_cli_fault_tests
 #include "cli_util.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include <cerrno>
 
@@ -210,6 +212,28 @@ BOOST_AUTO_TEST_CASE(kill_9_of_zklock_takes_its_job_along)
     BOOST_TEST(next.wait_for(30s).value_or(-1) == 0);
     BOOST_TEST(read_file(seen).empty(), "still running when the next holder got the lock: " << read_file(seen));
     for (const auto pid : pids) BOOST_TEST(gone(pid));
+}
+
+// The same at COMMAND's very start: a job that kills zklock at once (its shell's parent) still dies with
+// it. COMMAND runs only once the watchdog is there, so what it starts first is watched too.
+BOOST_AUTO_TEST_CASE(a_job_that_kills_zklock_at_once_still_dies_with_it)
+{
+    temp_dir dir;
+    const auto p = unique("kill9-at-once");
+    const auto pidfile = dir / "pids";
+    process z(zklock_cmd({"--hosts", hosts(), "-c",
+                          "echo $$ >> '" + pidfile + "'; sleep 100 & echo $! >> '" + pidfile + "'; kill -9 $PPID; wait",
+                          p}));
+    BOOST_TEST(z.wait_for(20s).value_or(-1) == 128 + SIGKILL);
+    const auto pids = pids_in(pidfile);
+    BOOST_REQUIRE(pids.size() == 2u);
+    // The watchdog acts when it sees zklock's end: give it a moment, never more than 10 s.
+    const auto deadline = clock_type::now() + 10s;
+    auto all_gone = [&] { return std::all_of(pids.begin(), pids.end(), [](pid_t pid) { return gone(pid); }); };
+    while (!all_gone() && clock_type::now() < deadline) std::this_thread::sleep_for(10ms);
+    for (const auto pid : pids) BOOST_TEST(gone(pid), "pid " << pid << " of the job outlived zklock");
+    process breaker(zklock_cmd({"--hosts", hosts(), "break", p}));  // the dead zklock's node, left till its expiry
+    BOOST_TEST(breaker.wait_for(20s).value_or(-1) == 0);
 }
 
 namespace {

@@ -32,20 +32,27 @@ void give_terminal(pid_t pgid)
 }
 
 // The child, between fork and exec: nothing here returns. (zklock has one thread, so the child may use
-// what it inherited; only system calls are used all the same.)
+// what it inherited; only system calls are used all the same.) It runs COMMAND only on zklock's word, given
+// once the watchdog is there: a kill -9 of zklock before that would leave what COMMAND starts unwatched.
 [[noreturn]] void become_command(std::vector<char*>& argv, std::vector<char*>& envp, pid_t zklock, bool foreground,
-                                 int report_fd)
+                                 int report_fd, int go_fd)
 {
     ::setpgid(0, 0);
     if (foreground) give_terminal(::getpid());
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != zklock) ::_exit(127);  // zklock died before PDEATHSIG was set: never run unlocked
+    char go = 0;
+    ssize_t n;
+    do n = ::read(go_fd, &go, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) ::_exit(127);  // zklock died first
+    ::close(go_fd);
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // (exec resets caught signals, not the mask)
     ::execvpe(argv[0], argv.data(), envp.data());
     const int e = errno;
-    [[maybe_unused]] auto n = ::write(report_fd, &e, sizeof e);
+    [[maybe_unused]] auto reported = ::write(report_fd, &e, sizeof e);
     ::_exit(127);
 }
 
@@ -76,25 +83,51 @@ std::optional<job> job::start(std::vector<char*>& argv, std::vector<char*>& envp
     // Whatever COMMAND leaves behind when it exits is reparented to zklock, not to init: zklock can wait for it.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     const bool foreground = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
-    int report[2];
+    int report[2], go[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {
         err = errno;
+        return std::nullopt;
+    }
+    if (::pipe2(go, O_CLOEXEC) != 0) {
+        err = errno;
+        ::close(report[0]);
+        ::close(report[1]);
         return std::nullopt;
     }
     const pid_t zklock = ::getpid();
     const pid_t leader = ::fork();
     if (leader == 0) {
         ::close(report[0]);
-        become_command(argv, envp, zklock, foreground, report[1]);
+        ::close(go[1]);
+        become_command(argv, envp, zklock, foreground, report[1], go[0]);
     }
     ::close(report[1]);
+    ::close(go[0]);
     if (leader < 0) {
         err = errno;
         ::close(report[0]);
+        ::close(go[1]);
         return std::nullopt;
     }
     ::setpgid(leader, leader);  // here too, whichever runs first (after the exec it fails, harmlessly)
     if (foreground) give_terminal(leader);
+    // Without a watchdog (no pipe or no process to spare) COMMAND still dies with zklock, its job may not.
+    int watch[2] = {-1, -1};
+    pid_t watchdog = 0;
+    if (::pipe2(watch, O_CLOEXEC) == 0) {
+        watchdog = ::fork();
+        if (watchdog == 0) become_watchdog(watch[0], leader);  // (it closes its copy of go[1])
+        ::close(watch[0]);
+        if (watchdog < 0) {
+            ::close(watch[1]);
+            watch[1] = -1;
+            watchdog = 0;
+        }
+    }
+    job started(leader, watchdog, watch[1], foreground);  // from here its destructor stands the watchdog down
+    const char word = 1;
+    [[maybe_unused]] auto sent = ::write(go[1], &word, 1);
+    ::close(go[1]);
     // The pipe closes on a successful exec; a failed one writes its errno first.
     int exec_error = 0;
     ssize_t n;
@@ -105,25 +138,10 @@ std::optional<job> job::start(std::vector<char*>& argv, std::vector<char*>& envp
         int ignored;
         while (::waitpid(leader, &ignored, 0) < 0 && errno == EINTR) {
         }
-        if (foreground) give_terminal(::getpgrp());
         err = exec_error;
-        return std::nullopt;
+        return std::nullopt;  // `started` stands the watchdog down and takes the terminal back
     }
-
-    // Without a watchdog (no pipe or no process to spare) COMMAND still dies with zklock, its job may not.
-    int watch[2] = {-1, -1};
-    pid_t watchdog = 0;
-    if (::pipe2(watch, O_CLOEXEC) == 0) {
-        watchdog = ::fork();
-        if (watchdog == 0) become_watchdog(watch[0], leader);
-        ::close(watch[0]);
-        if (watchdog < 0) {
-            ::close(watch[1]);
-            watch[1] = -1;
-            watchdog = 0;
-        }
-    }
-    return job(leader, watchdog, watch[1], foreground);
+    return started;
 }
 
 job::job(pid_t leader, pid_t watchdog, int watchdog_pipe, bool took_terminal) noexcept

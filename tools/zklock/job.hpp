@@ -8,6 +8,7 @@
 //   have died before it was set).
 // - A watchdog process holds the read end of a pipe that only zklock can write: when zklock ends without
 //   standing it down (even by SIGKILL), the pipe reaches end of file and the watchdog kills the group.
+//   COMMAND waits for zklock's word before its exec, and gets it once the watchdog is there.
 // - zklock is its descendants' subreaper: what COMMAND leaves behind when it exits becomes zklock's child,
 //   so that zklock can wait for the whole group.
 // - On a terminal, the group becomes the foreground job while it runs (as a shell does), so that COMMAND
