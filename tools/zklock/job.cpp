@@ -31,6 +31,16 @@ void give_terminal(pid_t pgid)
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
+// Waits for one byte on `fd`: true if it came, false at end of file (its writers are gone).
+bool read_byte(int fd)
+{
+    char b = 0;
+    ssize_t n;
+    do n = ::read(fd, &b, 1);
+    while (n < 0 && errno == EINTR);
+    return n == 1;
+}
+
 // The child, between fork and exec: nothing here returns. (zklock has one thread, so the child may use
 // what it inherited; only system calls are used all the same.) It runs COMMAND only on zklock's word, given
 // once the watchdog is there: a kill -9 of zklock before that would leave what COMMAND starts unwatched.
@@ -41,11 +51,7 @@ void give_terminal(pid_t pgid)
     if (foreground) give_terminal(::getpid());
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != zklock) ::_exit(127);  // zklock died before PDEATHSIG was set: never run unlocked
-    char go = 0;
-    ssize_t n;
-    do n = ::read(go_fd, &go, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1) ::_exit(127);  // zklock died first
+    if (!read_byte(go_fd)) ::_exit(127);  // zklock died first
     ::close(go_fd);
     sigset_t none;
     ::sigemptyset(&none);
@@ -68,11 +74,7 @@ void give_terminal(pid_t pgid)
     for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
     if (read_fd != 3) ::dup2(read_fd, 3);
     ::close_range(4, ~0U, 0);
-    char b = 0;
-    ssize_t n;
-    do n = ::read(3, &b, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1) ::kill(-group, SIGKILL);
+    if (!read_byte(3)) ::kill(-group, SIGKILL);
     ::_exit(0);
 }
 
