@@ -44,8 +44,9 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>&,
  * Curator's InterProcessMutex, and kazoo's Lock with `extra_lock_patterns=["-lock-"]`).
  *
  * The recipe: an EPHEMERAL|SEQUENTIAL node `PATH/_c_<uuid>-lock-N` (Curator's protected name), its
- * getChildren pipelined behind the create (an uncontended acquire is one round trip), and a watch on the
- * one contender just ahead (no herd). All mutexes of one session on one path share one node: their
+ * getChildren pipelined behind the create (an uncontended acquire is one round trip), and watches on the
+ * contenders ahead and on its own node while at most 8 are ahead, else on the one just ahead (a release
+ * wakes at most 8 waiters: no herd). All mutexes of one session on one path share one node: their
  * coroutines queue locally and the lock passes between them without a round trip, up to
  * `local_handoff_limit` times in a row once another process waits (without limit while none does).
  *

@@ -21,8 +21,8 @@ void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_q
  * shared_mutex and Curator's InterProcessReadWriteLock queue together on one path.
  *
  * The recipe (Curator's): writers create `PATH/_c_<uuid>-__WRIT__N` and hold when first among readers
- * and writers, watching the node just ahead; readers create `PATH/_c_<uuid>-__READ__N` and hold when no
- * writer is ahead, watching the nearest writer ahead. Readers of one session share one read node: their
+ * and writers, watching those ahead; readers create `PATH/_c_<uuid>-__READ__N` and hold when no
+ * writer is ahead, watching the writers ahead. Readers of one session share one read node: their
  * coroutines join it freely while no writer queues behind it, and once one does, only while the node has
  * had at most `local_handoff_limit + 1` grants, so that the writer gets its turn; writers of one session
  * queue locally behind one write node, as with `zklock::mutex`.

@@ -51,12 +51,13 @@ void contender::release(handler<> done)
     perform(machine_.release());
 }
 
-watch* contender::slot(watch_slot w) noexcept
+watch* contender::slot(watch_slot w, std::size_t index) noexcept
 {
     switch (w) {
-    case watch_slot::predecessor: return &pred_watch_;
+    case watch_slot::predecessor: return &pred_watches_[index];
     case watch_slot::own: return &own_watch_;
     case watch_slot::followers: return &followers_watch_;
+    case watch_slot::waiting_own: return &waiting_own_watch_;
     case watch_slot::none: break;
     }
     return nullptr;
@@ -103,26 +104,32 @@ void contender::perform(const contender_action& a)
         });
         break;
     case type::list:
-        s_->get_children(a.path, slot(a.slot),
+        s_->get_children(a.path, slot(a.slot, 0),
                          [self, r, p = a.purpose](error_code ec, std::vector<std::string> names, stat) {
                              self->perform(self->machine_.on_listed(r, p, ec, names));
                          });
         break;
     case type::get_data:
-        s_->get_data(a.path, slot(a.slot), [self, r, w = a.slot](error_code ec, std::string data, stat st) {
-            self->perform(self->machine_.on_data(r, w, ec, st.czxid, data));
-        });
+        s_->get_data(a.path, slot(a.slot, a.index),
+                     [self, r, w = a.slot, i = a.index](error_code ec, std::string data, stat st) {
+                         self->perform(self->machine_.on_data(r, w, ec, st.czxid, data, i));
+                     });
         break;
     case type::probe_delete:
         s_->remove(a.path, -1, [self, r](error_code ec) { self->perform(self->machine_.on_probed(r, ec)); });
         break;
     case type::sync: s_->sync(a.path, [](error_code) {}); break;  // only orders the listing behind it
     case type::await_watch:
-        slot(a.slot)->async_wait([self, r, w = a.slot](error_code ec, watch_event ev) {
+        slot(a.slot, a.index)->async_wait([self, r, w = a.slot](error_code ec, watch_event ev) {
             self->perform(self->machine_.on_watch_fired(r, w, ec, ev.type));
         });
         break;
-    case type::drop_watch: *slot(a.slot) = watch{}; break;
+    case type::drop_watch:
+        if (a.slot == watch_slot::predecessor) {
+            for (auto& w : pred_watches_) w = watch{};
+            waiting_own_watch_ = watch{};
+        } else *slot(a.slot, 0) = watch{};
+        break;
     case type::delete_node: delete_node(s_, a.path, {}); break;
     case type::release_node:
         if (a.path.empty()) {

@@ -7,6 +7,8 @@
 #include <zklock/acl.hpp>
 #include <zklock/watch.hpp>
 
+#include <array>
+
 namespace zklock::detail {
 
 class contender;
@@ -50,7 +52,7 @@ public:
 private:
     void perform(const contender_machine::actions& actions);
     void perform(const contender_action& a);
-    watch* slot(watch_slot w) noexcept;
+    watch* slot(watch_slot w, std::size_t index) noexcept;
 
     std::shared_ptr<session_impl> s_;
     std::weak_ptr<contender_owner> owner_;
@@ -58,7 +60,8 @@ private:
     std::string data_;
     contender_machine machine_;
     handler<> release_done_;
-    watch pred_watch_, own_watch_, followers_watch_;
+    std::array<watch, max_watched_ahead> pred_watches_;  // the nodes ahead, by the index of their get_data
+    watch own_watch_, followers_watch_, waiting_own_watch_;
 };
 
 }  // namespace zklock::detail

@@ -107,8 +107,9 @@ BOOST_AUTO_TEST_CASE(a_cancelled_wait_for_loss_is_not_a_loss)
     });
 }
 
-// The node is deleted while we wait (an operator), we queue again with a new node, and that create's answer
-// is lost: the node found again by its uuid must carry its own creation zxid, not the deleted node's.
+// The node is deleted while we wait (an operator): the waiter, which watches its own node, queues again at
+// once with a new node, and that create's answer is lost. The node found again by its uuid must carry its
+// own creation zxid, not the deleted node's, and hold only after those ahead of it.
 BOOST_AUTO_TEST_CASE(a_token_found_again_after_a_recreate_is_the_new_nodes)
 {
     asio::io_context ioc;
@@ -119,7 +120,7 @@ BOOST_AUTO_TEST_CASE(a_token_found_again_after_a_recreate_is_the_new_nodes)
         auto& h = *ss[0];  // holds first
         auto& x = *ss[1];  // queues second, then gives up
         auto& w = *ss[2];  // queues third: the one whose node is deleted
-        auto& y = *ss[3];  // queues after the deletion: holds before w
+        auto& y = *ss[3];  // queues after w's new node: holds after w
         const auto path = unique_path("recreate-token");
         mutex mh(h, path), mx(x, path), mw(w, path), my(y, path);
         auto gh = co_await mh.acquire(5s, use_awaitable);
@@ -135,34 +136,35 @@ BOOST_AUTO_TEST_CASE(a_token_found_again_after_a_recreate_is_the_new_nodes)
         }, asio::detached);
         BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return (co_await children(h, path)).size() == 3u; }));
         const auto before = co_await children(h, path);
-        // Delete w's node (the newest), then let y queue behind it.
+        // Delete w's node (the newest): w queues again, and the answer to its new create is lost.
         std::string w_node;
         for (const auto& n : before)
             if (w_node.empty() || zklock::detail::parse_sequence(n) > zklock::detail::parse_sequence(w_node)) w_node = n;
-        co_await h.async_remove(path + "/" + w_node, -1, use_awaitable);
-        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { gy = co_await my.acquire(30s, use_awaitable); }, asio::detached);
-        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return (co_await children(h, path)).size() == 3u; }));
-        // x gives up: w re-lists, misses its node, creates a new one, and that answer is lost.
-        auto snapshot = co_await children(h, path);
-        std::sort(snapshot.begin(), snapshot.end());
+        const auto deleted_czxid = (co_await h.async_exists(path + "/" + w_node, use_awaitable))->czxid;
         zklock::testing::lose_next_answer(w, "create");
-        cancel_x.emit(asio::cancellation_type::terminal);
+        co_await h.async_remove(path + "/" + w_node, -1, use_awaitable);
+        std::string w_new;
         BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> {
-            auto now = co_await children(h, path);
-            std::sort(now.begin(), now.end());
-            co_return now.size() == 3u && now != snapshot && w.state() == session_state::connected;
+            w_new.clear();
+            for (const auto& n : co_await children(h, path))
+                if (std::find(before.begin(), before.end(), n) == before.end()) w_new = n;
+            co_return !w_new.empty() && w.state() == session_state::connected;
         }));
+        const auto new_czxid = (co_await h.async_exists(path + "/" + w_new, use_awaitable))->czxid;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { gy = co_await my.acquire(30s, use_awaitable); }, asio::detached);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return (co_await children(h, path)).size() == 4u; }));
+        cancel_x.emit(asio::cancellation_type::terminal);
         co_await gh.release(use_awaitable);
-        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return gy.has_value(); }));
-        BOOST_TEST(!gw.has_value());
-        const auto ty = gy->token();
-        co_await gy->release(use_awaitable);
         const bool w_holds = co_await eventually([&]() -> asio::awaitable<bool> { co_return gw.has_value(); });
         BOOST_TEST(!w_error, w_error.message());
         BOOST_REQUIRE(w_holds);
-        BOOST_TEST((gh.token() < ty));
-        BOOST_TEST((ty < gw->token()), "w's token " << gw->token().to_string() << " is not above y's " << ty.to_string());
+        BOOST_TEST(!gy.has_value());  // behind w's new node
+        BOOST_TEST(gw->token().zxid == new_czxid, "w's token " << gw->token().to_string() << ", its node's czxid "
+                                                  << new_czxid << ", the deleted node's " << deleted_czxid);
         co_await gw->release(use_awaitable);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return gy.has_value(); }));
+        BOOST_TEST((gw->token() < gy->token()));
+        co_await gy->release(use_awaitable);
         BOOST_TEST((co_await children(h, path)).empty());
     });
 }

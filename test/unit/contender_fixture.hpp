@@ -76,7 +76,7 @@ struct fixture {
     {
         static const char* const purposes[] = {"place", "find_own", "cleanup", "permissions", "followers"};
         static const char* const steps[] = {"start", "find_own", "relist", "watch_own", "watch_followers", "cleanup"};
-        static const char* const slots[] = {"none", "predecessor", "own", "followers"};
+        static const char* const slots[] = {"none", "predecessor", "own", "followers", "waiting_own"};
         std::string s;
         for (const auto& a : out) {
             r = std::max(r, a.round);

@@ -27,10 +27,10 @@ BOOST_FIXTURE_TEST_CASE(uncontended_create_and_list_share_a_round_then_hold, fix
 BOOST_FIXTURE_TEST_CASE(an_own_watch_asked_for_while_queued_starts_when_held, fixture)
 {
     created();
-    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + v4 + ") waiting");
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + v4 + ") get_data(" + own + ") waiting");
     BOOST_TEST(m.watch_own_node().empty());  // not held yet
     m.on_data(r, watch_slot::predecessor, ok, 40);
-    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "get_data(" + own + ") acquired");
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "drop_watch get_data(" + own + ") acquired");
     BOOST_TEST(m.watch_own_node().empty());
     BOOST_TEST(m.release().size() > 0u);
     BOOST_TEST(m.watch_own_node().empty());  // finished
@@ -40,48 +40,148 @@ BOOST_FIXTURE_TEST_CASE(last_obstacle_deleted_makes_holder_without_relisting, fi
 {
     created();
     auto out = m.on_listed(r, listing::place, ok, {v4, own});
-    BOOST_TEST(show(out) == "get_data(" + v4 + ") waiting");  // the report comes last
+    BOOST_TEST(show(out) == "get_data(" + v4 + ") get_data(" + own + ") waiting");  // the report comes last
     BOOST_TEST((out[0].slot == watch_slot::predecessor));
     BOOST_TEST(m.waiting());
     out = m.on_data(r, watch_slot::predecessor, ok, 40);
     BOOST_TEST(show(out) == "await_watch[predecessor]");
     BOOST_TEST(out[0].round == r);
     const auto fired = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
-    BOOST_TEST(show(fired) == "acquired");
+    BOOST_TEST(show(fired) == "drop_watch acquired");  // the wait's watches go
     BOOST_TEST(m.held());
 }
 
-BOOST_FIXTURE_TEST_CASE(predecessor_deleted_or_changed_with_more_ahead_relists, fixture)
+BOOST_FIXTURE_TEST_CASE(every_node_ahead_is_watched_and_the_last_deletion_makes_holder, fixture)
 {
     created();
     const auto v3 = seq_name("_c_v-lock-", 3), w4 = seq_name("_c_w-lock-", 4);
-    BOOST_TEST(listed({own, w4, v3}) == "get_data(" + w4 + ") waiting");  // the nearest, not the head
+    auto out = m.on_listed(r, listing::place, ok, {own, w4, v3});
+    BOOST_TEST(show(out) == "get_data(" + w4 + ") get_data(" + v3 + ") get_data(" + own + ") waiting");  // nearest first, one round
+    BOOST_TEST(out[0].round == out[1].round);
+    BOOST_TEST(out[0].index == 0u);
+    BOOST_TEST(out[1].index == 1u);
+    BOOST_TEST((out[2].slot == watch_slot::waiting_own));  // our own node, in the same round
+    BOOST_TEST(out[2].round == out[0].round);
+    BOOST_TEST(out[3].index == 2u);  // the waiting report: two ahead
+    out = m.on_data(r, watch_slot::predecessor, ok, 40, {}, 1);
+    BOOST_TEST(show(out) == "await_watch[predecessor]");
+    BOOST_TEST(out[0].index == 1u);  // the wait is on the watch its read set
+    BOOST_TEST(show(m.on_data(r, watch_slot::predecessor, ok, 30, {}, 0)) == "await_watch[predecessor]");
+    // The head goes first, then the one just ahead: no listing in between.
+    BOOST_TEST(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted).empty());
+    BOOST_TEST(m.waiting());
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "drop_watch acquired");
+    BOOST_TEST(m.held());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_node_ahead_already_gone_counts_as_deleted, fixture)
+{
+    created();
+    const auto v3 = seq_name("_c_v-lock-", 3);
+    BOOST_TEST(listed({own, v4, v3}) == "get_data(" + v4 + ") get_data(" + v3 + ") get_data(" + own + ") waiting");
+    BOOST_TEST(m.on_data(r, watch_slot::predecessor, no_node, 0, {}, 0).empty());
+    BOOST_TEST(show(m.on_data(r, watch_slot::predecessor, no_node, 0, {}, 1)) == "drop_watch acquired");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_node_ahead_changed_relists_and_the_old_watches_are_stale, fixture)
+{
+    created();
+    const auto v3 = seq_name("_c_v-lock-", 3);
+    listed({own, v4, v3});
     const auto watch_round = r;
-    show(m.on_data(r, watch_slot::predecessor, ok, 40));
-    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "list");
-    BOOST_TEST(r > watch_round);
-    BOOST_TEST(listed({v3, own}) == "get_data(" + v3 + ") waiting");
-    show(m.on_data(r, watch_slot::predecessor, ok, 30));
-    // The last obstacle changed, not deleted: look again.
+    show(m.on_data(r, watch_slot::predecessor, ok, 40, {}, 0));
+    show(m.on_data(r, watch_slot::predecessor, ok, 30, {}, 1));
     BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::data_changed)) == "list");
+    BOOST_TEST(r > watch_round);
+    BOOST_TEST(m.on_watch_fired(watch_round, watch_slot::predecessor, ok, wet::deleted).empty());
+    BOOST_TEST(listed({v3, own}) == "get_data(" + v3 + ") get_data(" + own + ") waiting");
     BOOST_TEST(!m.held());
 }
 
-BOOST_FIXTURE_TEST_CASE(predecessor_gone_before_the_watch_relists_and_older_answers_are_stale, fixture)
+BOOST_FIXTURE_TEST_CASE(a_lost_connection_while_watching_ahead_relists_once, fixture)
+{
+    created();
+    const auto v3 = seq_name("_c_v-lock-", 3);
+    listed({own, v4, v3});
+    const auto watch_round = r;
+    BOOST_TEST(show(m.on_data(r, watch_slot::predecessor, conn_loss, 0, {}, 0)) == "await_connected[relist] waiting");
+    BOOST_TEST(m.on_data(watch_round, watch_slot::predecessor, conn_loss, 0, {}, 1).empty());  // the same round: moot
+    BOOST_TEST(show(m.on_reconnected(resume::relist, true)) == "list");
+}
+
+BOOST_FIXTURE_TEST_CASE(our_node_deleted_while_waiting_queues_again_instead_of_holding, fixture)
+{
+    created();
+    const auto v3 = seq_name("_c_v-lock-", 3);
+    listed({own, v4, v3});
+    const auto wait_round = r;
+    show(m.on_data(r, watch_slot::predecessor, ok, 40, {}, 0));
+    show(m.on_data(r, watch_slot::predecessor, ok, 30, {}, 1));
+    BOOST_TEST(show(m.on_data(r, watch_slot::waiting_own, ok, 100)) == "await_watch[waiting_own]");
+    // Its data changed (a revoke written on a waiting node): watch on.
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::waiting_own, ok, wet::data_changed)) == "get_data(" + own + ")");
+    BOOST_TEST(show(m.on_data(r, watch_slot::waiting_own, ok, 100)) == "await_watch[waiting_own]");
+    // Someone deletes it: look again, and the watches ahead no longer count.
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::waiting_own, ok, wet::deleted)) == "list");
+    BOOST_TEST(m.on_watch_fired(wait_round, watch_slot::predecessor, ok, wet::deleted).empty());
+    BOOST_TEST(m.on_watch_fired(wait_round, watch_slot::predecessor, ok, wet::deleted).empty());
+    BOOST_TEST(!m.held());
+    BOOST_TEST(listed({v3}) == "create_node(_c_u-lock-) list");  // a new node at the end of the queue
+    // Found gone by the read itself, likewise.
+    remake(contender_kind::exclusive);
+    created();
+    listed({own, v4});
+    BOOST_TEST(show(m.on_data(r, watch_slot::waiting_own, no_node, 0)) == "list");
+}
+
+BOOST_FIXTURE_TEST_CASE(our_node_watch_after_holding_or_lost_connection, fixture)
+{
+    created();
+    listed({own, v4});
+    const auto wait_round = r;
+    BOOST_TEST(show(m.on_data(r, watch_slot::waiting_own, conn_loss, 0)) == "await_connected[relist] waiting");
+    BOOST_TEST(m.on_data(wait_round, watch_slot::predecessor, conn_loss, 0).empty());  // moot: one reconnect
+    BOOST_TEST(show(m.on_reconnected(resume::relist, true)) == "list");
+    BOOST_TEST(listed({own, v4}) == "get_data(" + v4 + ") get_data(" + own + ") waiting");
+    show(m.on_data(r, watch_slot::waiting_own, ok, 100));
+    show(m.on_data(r, watch_slot::predecessor, ok, 40));
+    const auto held_round = r;
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "drop_watch acquired");
+    // The waiting watch's late event is not a loss: the held node's own watch says that.
+    BOOST_TEST(m.on_watch_fired(held_round, watch_slot::waiting_own, ok, wet::deleted).empty());
+    BOOST_TEST(m.held());
+}
+
+BOOST_FIXTURE_TEST_CASE(far_back_only_the_nearest_is_watched_and_its_deletion_relists, fixture)
+{
+    remake(contender_kind::exclusive);
+    own = seq_name(prefix, 50);
+    own_path = dir + "/" + own;
+    created();
+    names children{own};
+    for (int i = 0; i <= int(max_watched_ahead); ++i) children.push_back(seq_name("_c_v-lock-", 40 + i));
+    const auto nearest = seq_name("_c_v-lock-", 40 + int(max_watched_ahead));
+    BOOST_TEST(listed(children) == "get_data(" + nearest + ") waiting");  // one more than watched: the nearest only
+    show(m.on_data(r, watch_slot::predecessor, ok, 40));
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "list");
+    children.pop_back();  // now exactly as many ahead as are watched: all of them
+    const auto out = m.on_listed(r, listing::place, ok, children);
+    BOOST_TEST(out.size() == max_watched_ahead + 2);  // each ahead, our own node, the report
+    BOOST_TEST(out.back().index == max_watched_ahead);
+}
+
+BOOST_FIXTURE_TEST_CASE(predecessor_gone_before_the_watch_holds_and_older_answers_are_stale, fixture)
 {
     created();
     const auto create_round = r;
     listed({v4, own});
     const auto watch_round = r;
-    BOOST_TEST(show(m.on_data(r, watch_slot::predecessor, no_node, 0)) == "list");
-    BOOST_TEST(r == watch_round + 1);
+    BOOST_TEST(show(m.on_data(r, watch_slot::predecessor, no_node, 0)) == "drop_watch acquired");  // gone: nothing else was ahead
     BOOST_TEST(m.on_listed(create_round, listing::place, ok, {own}).empty());
-    BOOST_TEST(m.on_data(watch_round, watch_slot::predecessor, ok, 40).empty());
-    BOOST_TEST(m.on_watch_fired(watch_round, watch_slot::predecessor, ok, wet::deleted).empty());
+    BOOST_TEST(m.on_watch_fired(watch_round - 1, watch_slot::predecessor, ok, wet::deleted).empty());
     BOOST_TEST(m.on_created(create_round, ok, dir + "/" + seq_name(prefix, 9), 90).empty());
-    BOOST_TEST(!m.held());
+    BOOST_TEST(m.held());
     BOOST_TEST(m.node() == own_path);
-    BOOST_TEST(listed({own}) == "acquired");  // the current round still counts
 }
 
 BOOST_FIXTURE_TEST_CASE(abandon_deletes_the_node_at_once_or_when_its_create_lands, fixture)
@@ -167,7 +267,7 @@ BOOST_FIXTURE_TEST_CASE(own_node_missing_queues_again_and_a_second_one_is_delete
     remake(contender_kind::exclusive);
     created();
     const auto dup_before = seq_name(prefix, 3);
-    BOOST_TEST(listed({own, dup_before}) == "delete_node(" + dup_before + ") get_data(" + dup_before + ") waiting");
+    BOOST_TEST(listed({own, dup_before}) == "delete_node(" + dup_before + ") get_data(" + dup_before + ") get_data(" + own + ") waiting");
 }
 
 BOOST_FIXTURE_TEST_CASE(a_foreign_schema_fails_and_deletes_our_node, fixture)
@@ -221,10 +321,10 @@ BOOST_FIXTURE_TEST_CASE(reader_uses_read_nodes_and_waits_only_for_writers, fixtu
     BOOST_TEST(m.on_created(r, ok, own_path, 100).empty());
     const std::string w3 = "_c_a-__WRIT__0000000003", r4 = "_c_b-__READ__0000000004", w6 = "_c_c-__WRIT__0000000006";
     // The nearest writer ahead, not the reader just ahead; the writer behind does not count.
-    BOOST_TEST(listed({w6, r4, own, w3}) == "get_data(" + w3 + ") waiting");
+    BOOST_TEST(listed({w6, r4, own, w3}) == "get_data(" + w3 + ") get_data(" + own + ") waiting");
     show(m.on_data(r, watch_slot::predecessor, ok, 30));
     const auto fired = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
-    BOOST_TEST(show(fired) == "acquired");
+    BOOST_TEST(show(fired) == "drop_watch acquired");  // the wait's watches go
     remake(contender_kind::reader);
     created();
     BOOST_TEST(listed({r4, own, w6}) == "acquired");  // behind readers only
@@ -236,7 +336,7 @@ BOOST_FIXTURE_TEST_CASE(writer_uses_write_nodes_and_waits_for_readers, fixture)
     BOOST_TEST(show(m.start()) == "create_node(_c_u-__WRIT__) list");
     BOOST_TEST(m.on_created(r, ok, own_path, 100).empty());
     const std::string r4 = "_c_b-__READ__0000000004";
-    BOOST_TEST(listed({own, r4}) == "get_data(" + r4 + ") waiting");
+    BOOST_TEST(listed({own, r4}) == "get_data(" + r4 + ") get_data(" + own + ") waiting");
     remake(contender_kind::writer);  // a mutex node in a read/write directory is another schema
     created();
     auto out = m.on_listed(r, listing::place, ok, {own, "_c_x-lock-0000000001"});

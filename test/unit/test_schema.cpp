@@ -38,6 +38,8 @@ void check(const decide_row& row)
         BOOST_TEST(v.holds == row.holds);
         BOOST_TEST(v.watch == row.watch);
         BOOST_TEST(v.watch_is_last_obstacle == row.last_obstacle);
+        BOOST_TEST(v.obstacles.size() == (row.found ? row.ahead : 0u));
+        if (!v.obstacles.empty()) BOOST_TEST(v.obstacles.front() == row.watch);  // the nearest first
         BOOST_TEST(v.ahead == row.ahead);
         BOOST_TEST((v.foreign == row.foreign));
     }
@@ -188,6 +190,18 @@ BOOST_AUTO_TEST_CASE(sequence_order_survives_the_signed_wrap)
          {"_c_w-__WRIT__2147483647", "_c_r-__READ__-2147483648"}, "_c_r-__READ__-2147483648", true, false,
          "_c_w-__WRIT__2147483647", true, 1, {}},
     });
+}
+
+BOOST_AUTO_TEST_CASE(the_obstacles_come_nearest_first_across_the_wrap)
+{
+    const names kids{"_c_d-lock--2147483647", "_c_a-lock-2147483646", "_c_c-lock--2147483648", "_c_b-lock-2147483647"};
+    const names nearest_first{"_c_c-lock--2147483648", "_c_b-lock-2147483647", "_c_a-lock-2147483646"};
+    BOOST_TEST(decide(ex, kids, "_c_d-lock--2147483647").obstacles == nearest_first, boost::test_tools::per_element());
+    const names rw{"_c_w-__WRIT__0000000001", "_c_r-__READ__0000000002", "_c_v-__WRIT__0000000003",
+                   "_c_s-__READ__0000000004", "_c_o-__READ__0000000005"};
+    const names writers_only{"_c_v-__WRIT__0000000003", "_c_w-__WRIT__0000000001"};
+    BOOST_TEST(decide(rd, rw, "_c_o-__READ__0000000005").obstacles == writers_only, boost::test_tools::per_element());
+    BOOST_TEST(decide(wr, rw, "_c_v-__WRIT__0000000003").obstacles.size() == 2u);  // a writer waits for readers too
 }
 
 BOOST_AUTO_TEST_CASE(readers_and_writers_in_one_queue)

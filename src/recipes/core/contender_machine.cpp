@@ -132,8 +132,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
             become_holder(out);
         } else {
             phase_ = phase::waiting;
-            pred_is_last_ = v.watch_is_last_obstacle;
-            watch_predecessor(out, dir_ + "/" + v.watch);
+            watch_ahead(out, v.obstacles);
             out.push_back({.what = type::waiting, .index = v.ahead});
         }
         break;
@@ -199,23 +198,70 @@ void contender_machine::relist(actions& out)
     out.push_back({.what = type::list, .path = dir_, .round = next_round(), .purpose = listing::place});
 }
 
-// getData, not exists: a watch is set only if the node is there, so a vanished predecessor leaves none.
-void contender_machine::watch_predecessor(actions& out, std::string pred)
+// getData, not exists: a watch is set only if the node is there, so a vanished node leaves none.
+// Nodes created after our listing sort after us, so when every node ahead in it is gone we hold. Watching
+// them all (one pipelined round of reads) saves the listing that watching only the nearest costs each
+// time it goes while others remain: a round trip on the path of every hand-off through ZooKeeper.
+// Holding without that listing needs our own node watched too, in the same round: someone may delete it
+// while we wait (Curator's and kazoo's waiters see that in the listing they always make).
+void contender_machine::watch_ahead(actions& out, const std::vector<std::string>& obstacles)
 {
-    out.push_back({.what = type::get_data, .path = std::move(pred), .round = next_round(), .slot = watch_slot::predecessor});
+    const auto r = next_round();
+    all_ahead_watched_ = obstacles.size() <= max_watched_ahead;
+    ahead_left_ = all_ahead_watched_ ? obstacles.size() : 1;
+    for (std::size_t i = 0; i < ahead_left_; ++i)
+        out.push_back({.what = type::get_data, .path = dir_ + "/" + obstacles[i], .round = r,
+                       .slot = watch_slot::predecessor, .index = i});
+    if (all_ahead_watched_) watch_waiting_own(out, r);
+}
+
+void contender_machine::watch_waiting_own(actions& out, std::uint64_t r)
+{
+    out.push_back({.what = type::get_data, .path = node_, .round = r, .slot = watch_slot::waiting_own});
+}
+
+// A watched node ahead was deleted (or found gone).
+void contender_machine::obstacle_gone(actions& out)
+{
+    if (!all_ahead_watched_) return relist(out);  // others further ahead may remain: where do we stand?
+    if (--ahead_left_ > 0) return;
+    // Each watch ahead has fired or was never set; our own node's is no longer needed.
+    next_round();
+    out.push_back({.what = type::drop_watch, .slot = watch_slot::predecessor});
+    become_holder(out);
+}
+
+// Our own node while we wait behind watched nodes: its deletion means queueing again, not holding.
+void contender_machine::on_waiting_own(actions& out, std::uint64_t r, error_code ec, bool deleted, bool read)
+{
+    if (phase_ != phase::waiting || r != round_) return;
+    if (deleted || ec == zk_errc::no_node) return relist(out);  // it finds the node gone and queues again
+    if (is_retryable(ec)) {
+        next_round();  // the other reads of this round are moot: one listing after the reconnect
+        return after_reconnect(out, resume::relist);
+    }
+    if (ec) return fail(out, ec);
+    if (read) out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::waiting_own});
+    else watch_waiting_own(out, r);  // its data changed: watch on
 }
 
 contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slot slot, error_code ec,
-                                                      std::int64_t czxid, std::string_view data)
+                                                      std::int64_t czxid, std::string_view data, std::size_t index)
 {
     actions out;
     if (finished_) return out;
+    if (slot == watch_slot::waiting_own) {
+        on_waiting_own(out, r, ec, false, true);
+        return out;
+    }
     if (slot == watch_slot::predecessor) {
         if (r != round_) return out;
-        if (ec == zk_errc::no_node) relist(out);
-        else if (is_retryable(ec)) after_reconnect(out, resume::relist);
-        else if (ec) fail(out, ec);
-        else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor});
+        if (ec == zk_errc::no_node) obstacle_gone(out);
+        else if (is_retryable(ec)) {
+            next_round();  // the other reads of this round are moot: one listing after the reconnect
+            after_reconnect(out, resume::relist);
+        } else if (ec) fail(out, ec);
+        else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor, .index = index});
         return out;
     }
     // Our own node, while held.
@@ -239,10 +285,8 @@ contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, wa
     switch (slot) {
     case watch_slot::predecessor:
         if (r != round_) break;
-        // Nothing else was ahead when we listed, and later nodes sort after us: its deletion makes us
-        // the holder without another listing.
-        if (t == watch_event_type::deleted && pred_is_last_) become_holder(out);
-        else relist(out);
+        if (t == watch_event_type::deleted) obstacle_gone(out);
+        else relist(out);  // its data changed: look again (and watch afresh)
         break;
     case watch_slot::own:
         if (t == watch_event_type::deleted) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
@@ -254,6 +298,7 @@ contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, wa
         watch_followers(out);
         out.push_back({.what = type::followers_changed});
         break;
+    case watch_slot::waiting_own: on_waiting_own(out, r, {}, t == watch_event_type::deleted, false); break;
     case watch_slot::none: break;
     }
     return out;

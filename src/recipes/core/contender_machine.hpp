@@ -24,8 +24,10 @@ namespace zklock::detail {
 
 using boost::system::error_code;
 
-/// Which of the contender's watches a read arms, or a fired watch belongs to.
-enum class watch_slot { none, predecessor, own, followers };
+/// Which of the contender's watches a read arms, or a fired watch belongs to. `own` is our node's while
+/// held; `waiting_own` our node's while every node ahead is watched (its deletion must not go unseen
+/// when theirs alone would make us the holder).
+enum class watch_slot { none, predecessor, own, followers, waiting_own };
 
 /// What a listing is for (echoed back with its answer).
 enum class listing { place, find_own, cleanup, permissions, followers };
@@ -40,11 +42,11 @@ struct contender_action {
         create_container,  ///< container `path` (an ancestor, `index`) -> on_container_created
         exists,            ///< `path` (ancestor `index`) -> on_exists
         list,              ///< children of `path` for `purpose`, watch `slot` -> on_listed
-        get_data,          ///< `path` with a data watch in `slot` -> on_data
+        get_data,          ///< `path` with a data watch in `slot` (predecessor: the `index`th ahead) -> on_data
         probe_delete,      ///< delete `path` (a name that never exists) -> on_probed
         sync,              ///< `path`; its answer only orders the next read behind it
-        await_watch,       ///< wait on the watch in `slot` -> on_watch_fired
-        drop_watch,        ///< forget the watch in `slot`
+        await_watch,       ///< wait on the watch in `slot` (predecessor: the `index`th) -> on_watch_fired
+        drop_watch,        ///< forget the watch in `slot` (predecessor: every watch of the wait, waiting_own too)
         delete_node,       ///< delete `path` in the background, again after reconnects, until gone
         release_node,      ///< delete our node `path` (empty: none); the shell reports the answer to the releaser
         await_connected,   ///< wait for the session to reconnect -> on_reconnected(`step`)
@@ -69,6 +71,11 @@ struct contender_action {
     std::size_t index = 0;
     error_code ec{};
 };
+
+/// A waiter with at most this many contenders ahead that count watches them all, and holds when the last
+/// is deleted, without listing again. Further back it watches only the nearest (each deletion then wakes
+/// a bounded number of waiters, never the whole queue).
+inline constexpr std::size_t max_watched_ahead = 8;
 
 class contender_machine {
 public:
@@ -99,8 +106,10 @@ public:
     actions on_created(std::uint64_t round, error_code ec, const std::string& path, std::int64_t czxid,
                        bool first = false);
     actions on_listed(std::uint64_t round, listing purpose, error_code ec, const std::vector<std::string>& names);
-    /// `data`: the node's data (our own node's may be Curator's revocation request, "__REVOKE__").
-    actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid, std::string_view data = {});
+    /// `data`: the node's data (our own node's may be Curator's revocation request, "__REVOKE__");
+    /// `index`: the get_data action's (which node ahead).
+    actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid, std::string_view data = {},
+                    std::size_t index = 0);
     actions on_watch_fired(std::uint64_t round, watch_slot slot, error_code ec, watch_event_type type);
     actions on_probed(std::uint64_t round, error_code ec);
     actions on_exists(std::uint64_t round, std::size_t index, error_code ec, bool present);
@@ -120,7 +129,10 @@ private:
     /// Creates the node; `listed`: with the listing pipelined behind it (else on_created decides).
     void do_start(actions& out, bool listed = true);
     void relist(actions& out);
-    void watch_predecessor(actions& out, std::string pred);
+    void watch_ahead(actions& out, const std::vector<std::string>& obstacles);
+    void obstacle_gone(actions& out);
+    void watch_waiting_own(actions& out, std::uint64_t r);
+    void on_waiting_own(actions& out, std::uint64_t r, error_code ec, bool deleted, bool read);
     void become_holder(actions& out);
     void watch_own(actions& out);
     void watch_followers(actions& out);
@@ -146,7 +158,8 @@ private:
     phase phase_ = phase::creating;
     std::string node_, name_;
     std::int64_t czxid_ = 0;
-    bool pred_is_last_ = false;
+    bool all_ahead_watched_ = false;  // every contender ahead is watched: the last one's deletion makes us hold
+    std::size_t ahead_left_ = 0;      // ... and this many of them are not known to be gone yet
     bool announce_when_watched_ = false;
     bool listing_follows_ = true;  // the last create went with a listing (else on_created decides or lists)
     error_code probe_;
