@@ -3,6 +3,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 namespace zklock {
@@ -24,5 +25,10 @@ struct fencing_token {
     /// "ZXID.LOCAL" in decimal, e.g. "4294967302.0"; compare tokens as numbers, not as strings.
     std::string to_string() const { return std::to_string(zxid) + "." + std::to_string(local); }
 };
+
+/// As the member: "ZXID.LOCAL".
+std::string to_string(const fencing_token& t);
+/// Writes "ZXID.LOCAL" (needs <ostream>, as any stream insertion does).
+std::ostream& operator<<(std::ostream& os, const fencing_token& t);
 
 }  // namespace zklock

@@ -1,6 +1,7 @@
 // The life of a ZooKeeper session, as a session reports it.
 #pragma once
 
+#include <iosfwd>
 #include <string_view>
 
 namespace zklock {
@@ -22,6 +23,9 @@ constexpr bool is_final(session_state s) noexcept
     return s == session_state::expired || s == session_state::auth_failed || s == session_state::closed;
 }
 
+/// "idle", "connecting", "connected", "expired", "auth_failed", "closed".
 std::string_view to_string(session_state s) noexcept;
+/// Writes to_string(s).
+std::ostream& operator<<(std::ostream& os, session_state s);
 
 }  // namespace zklock

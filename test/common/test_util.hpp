@@ -23,7 +23,6 @@
 
 // So that Boost.Test can print what it compares.
 namespace zklock {
-inline std::ostream& operator<<(std::ostream& o, session_state s) { return o << to_string(s); }
 inline std::ostream& operator<<(std::ostream& o, error e) { return o << make_error_code(e).message(); }
 inline std::ostream& operator<<(std::ostream& o, zk_errc e) { return o << make_error_code(e).message(); }
 }  // namespace zklock

@@ -169,6 +169,17 @@ BOOST_AUTO_TEST_CASE(a_token_found_again_after_a_recreate_is_the_new_nodes)
     });
 }
 
+// A token, a state and a watch's event print as they read in the docs (no server needed).
+BOOST_AUTO_TEST_CASE(small_values_print_as_words)
+{
+    std::ostringstream os;
+    const zklock::fencing_token t{.zxid = 4294967302, .local = 3};
+    os << t << ' ' << session_state::auth_failed << ' ' << zklock::watch_event_type::children_changed;
+    BOOST_TEST(os.str() == "4294967302.3 auth_failed children_changed");
+    BOOST_TEST(to_string(t) == t.to_string());
+    BOOST_TEST(to_string(zklock::watch_event_type::data_changed) == "data_changed");
+}
+
 BOOST_AUTO_TEST_CASE(tokens_grow_across_local_handoffs_sessions_and_reconnects)
 {
     asio::io_context ioc;
