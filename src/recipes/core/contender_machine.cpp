@@ -231,15 +231,20 @@ void contender_machine::obstacle_gone(actions& out)
     become_holder(out);
 }
 
+// A read of the wait's round lost its connection: the round's other reads are moot, and one listing after
+// the reconnect finds where we stand.
+void contender_machine::relist_after_reconnect(actions& out)
+{
+    next_round();
+    after_reconnect(out, resume::relist);
+}
+
 // Our own node while we wait behind watched nodes: its deletion means queueing again, not holding.
 void contender_machine::on_waiting_own(actions& out, std::uint64_t r, error_code ec, bool deleted, bool read)
 {
     if (phase_ != phase::waiting || r != round_) return;
     if (deleted || ec == zk_errc::no_node) return relist(out);  // it finds the node gone and queues again
-    if (is_retryable(ec)) {
-        next_round();  // the other reads of this round are moot: one listing after the reconnect
-        return after_reconnect(out, resume::relist);
-    }
+    if (is_retryable(ec)) return relist_after_reconnect(out);
     if (ec) return fail(out, ec);
     if (read) out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::waiting_own});
     else watch_waiting_own(out, r);  // its data changed: watch on
@@ -257,10 +262,8 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
     if (slot == watch_slot::predecessor) {
         if (r != round_) return out;
         if (ec == zk_errc::no_node) obstacle_gone(out);
-        else if (is_retryable(ec)) {
-            next_round();  // the other reads of this round are moot: one listing after the reconnect
-            after_reconnect(out, resume::relist);
-        } else if (ec) fail(out, ec);
+        else if (is_retryable(ec)) relist_after_reconnect(out);
+        else if (ec) fail(out, ec);
         else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor, .index = index});
         return out;
     }

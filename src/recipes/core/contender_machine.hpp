@@ -133,6 +133,7 @@ private:
     void obstacle_gone(actions& out);
     void watch_waiting_own(actions& out, std::uint64_t r);
     void on_waiting_own(actions& out, std::uint64_t r, error_code ec, bool deleted, bool read);
+    void relist_after_reconnect(actions& out);
     void become_holder(actions& out);
     void watch_own(actions& out);
     void watch_followers(actions& out);

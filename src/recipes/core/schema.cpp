@@ -93,11 +93,9 @@ verdict decide(contender_kind kind, const std::vector<std::string>& children, st
     v.ahead = ahead.size();
     v.holds = ahead.empty();
     if (v.holds) return v;
-    // The nearest one ahead: when it goes, either we hold or someone further ahead is still there.
+    // Nearest first: a waiter too far back to watch them all watches the nearest.
     std::sort(ahead.begin(), ahead.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     for (const auto& a : ahead) v.obstacles.push_back(*a.second);
-    v.watch = v.obstacles.front();
-    v.watch_is_last_obstacle = ahead.size() == 1;
     return v;
 }
 

@@ -50,9 +50,7 @@ child_role classify(std::string_view name) noexcept;
 struct verdict {
     bool found = false;               ///< our node is among the children (false: it is gone)
     bool holds = false;               ///< we hold the lock
-    std::string watch;                ///< when not holding: the child to watch (its deletion may change it)
-    bool watch_is_last_obstacle = false;  ///< its deletion makes us the holder (nothing else is ahead)
-    std::vector<std::string> obstacles;   ///< when not holding: every contender ahead that counts, nearest first
+    std::vector<std::string> obstacles;  ///< when not holding: every contender ahead that counts, nearest first
     std::optional<lock_schema> foreign;   ///< a child of another schema: the directory is not ours to use
     std::size_t ahead = 0;            ///< contenders ahead of us that count for our kind
 };
