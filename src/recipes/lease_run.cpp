@@ -12,7 +12,7 @@ namespace zklock::detail {
 lease_run::lease_run(std::shared_ptr<semaphore_queue> q, std::size_t n, bool one_look)
     : q_(q), s_(q->s), internal_lock_(q->internal_lock), path_(q->path), leases_dir_(q->path + "/leases"),
       prefix_(protected_prefix("lease-", false)), acl_(q->opts.acl),
-      machine_(n, q->max_leases, one_look, q->schema_checked)
+      machine_(n, q->max_leases, one_look, q->schema_checked, q->last_run_held_at_first_count)
 {
 }
 
@@ -76,9 +76,12 @@ void lease_run::perform(const lease_run_machine::actions& out)
             lock_ = guard{};  // released in the background
             break;
         case R::done:
-            if (auto q = q_.lock()) q->on_run_done(this, a.ec, a.ec ? std::vector<lease_node>{} : machine_.take_leases());
-            else
+            if (auto q = q_.lock()) {
+                q->last_run_held_at_first_count = machine_.held_at_first_count();
+                q->on_run_done(this, a.ec, a.ec ? std::vector<lease_node>{} : machine_.take_leases());
+            } else {
                 for (auto& l : machine_.take_leases()) delete_node(s_, l.node, {});
+            }
             break;
         }
     }

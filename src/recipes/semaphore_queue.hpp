@@ -60,6 +60,9 @@ public:
     const semaphore_options opts;
     const std::shared_ptr<lock_queue> internal_lock;  ///< the mutex at PATH/locks
     bool schema_checked = false;                      ///< PATH's children were seen to be a semaphore's
+    /// The last run held at its first count: the next run speculates (core/lease_run_machine.hpp),
+    /// letting the internal lock go with its first requests.
+    bool last_run_held_at_first_count = true;
 
 private:
     struct waiter {

@@ -89,6 +89,60 @@ BOOST_AUTO_TEST_CASE(three_processes_hold_the_three_leases_and_a_fourth_waits)
     });
 }
 
+// A run lets the internal lock go with its first requests when its session last saw room. When its count
+// then says "full", it may not wait without the lock (Curator's waiters count under it, and their count
+// may only shrink): its lease goes, and it waits holding the lock. So behind the holders there is one
+// waiting lease at a time, and the other waiters queue for the lock.
+BOOST_AUTO_TEST_CASE(a_waiter_that_finds_the_semaphore_full_waits_holding_the_internal_lock)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 3);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-full");
+        semaphore a(ss[0], path, 1), b(ss[1], path, 1), c(ss[2], path, 1);
+        auto settled = [&](std::size_t locks, std::size_t leases) -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/locks")).size() == locks &&
+                (co_await children(ss[0], path + "/leases")).size() == leases;
+        };
+        auto ga = co_await a.acquire(5s, use_awaitable);
+        // A new session speculates: a one look that finds it full deletes its lease and leaves nothing.
+        for (auto* s : {&b, &c}) {
+            auto [ec, none] = co_await s->try_acquire(tuple_awaitable);
+            BOOST_TEST(ec == zklock::error::timeout);
+        }
+        BOOST_TEST(co_await eventually([&] { return settled(0, 1); }));
+        // They saw it full, so now they count before they let the lock go (no transient state to mistake).
+        guard gb, gc;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { gb = co_await b.acquire(20s, use_awaitable); },
+                       asio::detached);
+        BOOST_TEST(co_await eventually([&] { return settled(1, 2); }));  // b: the lock, and its waiting lease
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { gc = co_await c.acquire(20s, use_awaitable); },
+                       asio::detached);
+        BOOST_TEST(co_await eventually([&] { return settled(2, 2); }));  // c queues for the lock, no lease
+        BOOST_TEST((!gb && !gc));
+        co_await ga.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return gb.owns_lock(); }));
+        BOOST_TEST(co_await eventually([&] { return settled(1, 2); }));  // now c waits as b did
+        BOOST_TEST(!gc);
+        co_await gb.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return gc.owns_lock(); }));
+        co_await gc.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return settled(0, 0); }));
+        // a's session held at its first count: it speculates, finds c's lease, deletes its own and waits
+        // under the lock.
+        auto gc2 = co_await c.acquire(5s, use_awaitable);
+        guard gd;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { gd = co_await a.acquire(20s, use_awaitable); },
+                       asio::detached);
+        BOOST_TEST(co_await eventually([&] { return settled(1, 2); }));
+        co_await gc2.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return gd.owns_lock(); }));
+        co_await gd.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&] { return settled(0, 0); }));
+    });
+}
+
 BOOST_AUTO_TEST_CASE(several_leases_are_taken_all_together_or_not_at_all)
 {
     asio::io_context ioc;

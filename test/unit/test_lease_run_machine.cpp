@@ -1,6 +1,7 @@
 // One run of the semaphore's protocol (core/lease_run_machine): events in, actions out, no server. The
 // look at PATH before anything is made, the internal lock, pipelined creates and listing, waiting for the
-// leases to shrink, one looks, a missing directory, lost answers and abandonment.
+// leases to shrink, one looks, a missing directory, lost answers, abandonment, and speculation (the lock
+// let go with the first round's requests).
 #include "recipes/core/lease_run_machine.hpp"
 
 #include <zklock/error.hpp>
@@ -58,9 +59,10 @@ std::string child(int seq) { return node(seq).substr(std::string("/s/leases/").s
 /// A machine for `n` of `max` leases, started with the schema known and the internal lock granted.
 struct fixture {
     lease_run_machine m{1, 2, false, true};
-    std::string start(std::size_t n, std::size_t max, bool one_look = false, bool schema_known = true)
+    std::string start(std::size_t n, std::size_t max, bool one_look = false, bool schema_known = true,
+                      bool speculate = false)
     {
-        m = lease_run_machine(n, max, one_look, schema_known);
+        m = lease_run_machine(n, max, one_look, schema_known, speculate);
         return show(m.start());
     }
     std::string locked(error_code ec = {}) { return show(m.on_locked(ec)); }
@@ -196,6 +198,75 @@ BOOST_FIXTURE_TEST_CASE(the_internal_lock_refused_ends_the_run_with_its_error, f
     start(1, 2, true);
     auto out = m.on_locked(zklock::error::timeout);
     BOOST_TEST(show(out) == "unlock done(timeout)");
+}
+
+// Speculating: the internal lock goes right behind the creates and the listing, which ZooKeeper answers
+// before it performs that delete, so the count is the one Curator takes under the lock.
+BOOST_FIXTURE_TEST_CASE(a_speculating_run_lets_the_lock_go_with_its_first_requests, fixture)
+{
+    BOOST_TEST(start(2, 3, false, true, true) == "lock");
+    BOOST_TEST(locked() == "create(1.0) create(1.1) list(1) unlock");
+    created(1, 0, 7);
+    created(1, 1, 8);
+    BOOST_TEST(listed(1, {child(7), child(8)}) == "done");  // no second unlock
+    BOOST_TEST(m.take_leases().size() == 2u);
+    BOOST_TEST(m.held_at_first_count());  // held at its first count: the next run speculates too
+    // One that had to wait does not, though it holds in the end.
+    start(1, 1);
+    locked();
+    created(1, 0, 7);
+    listed(1, {child(5), child(7)});
+    m.on_leases_changed(1);
+    BOOST_TEST(listed(2, {child(7)}) == "unlock done");
+    BOOST_TEST(!m.held_at_first_count());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_speculation_over_the_count_deletes_its_leases_and_waits_under_the_lock, fixture)
+{
+    start(1, 2, false, true, true);
+    locked();
+    created(1, 0, 9);
+    // Never a wait without the lock: its lease goes, the lock is taken again, and kept this time.
+    BOOST_TEST(listed(1, {child(5), child(6), child(9)}) == "delete(1000000009) lock");
+    BOOST_TEST(!m.held_at_first_count());
+    BOOST_TEST(locked() == "create(3.0) list(3)");
+    created(3, 0, 10);
+    BOOST_TEST(listed(3, {child(5), child(6), child(10)}) == "wait(3)");
+    BOOST_TEST(show(m.on_leases_changed(3)) == "list(4)");
+    BOOST_TEST(listed(4, {child(6), child(10)}) == "unlock done");
+    BOOST_TEST(m.take_leases().front().node == node(10));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_speculating_one_look_over_the_count_only_deletes_its_node, fixture)
+{
+    start(1, 1, true, true, true);
+    BOOST_TEST(locked() == "create(1.0) list(1) unlock");
+    created(1, 0, 9);
+    BOOST_TEST(listed(1, {child(5), child(9)}) == "delete(1000000009) done(timeout)");
+}
+
+BOOST_FIXTURE_TEST_CASE(after_a_speculation_a_missing_directory_or_lease_takes_the_lock_again, fixture)
+{
+    start(1, 2, false, true, true);
+    locked();
+    BOOST_TEST(created(1, 0, 0, no_node) == "make_dir");
+    BOOST_TEST(show(m.on_dir_made({})) == "lock");  // the lock went with the failed round
+    BOOST_TEST(locked() == "create(3.0) list(3)");
+
+    start(1, 2, false, true, true);
+    locked();
+    created(1, 0, 9);
+    BOOST_TEST(listed(1, {child(5)}) == "delete(1000000009) lock");  // our node deleted by someone
+    BOOST_TEST(locked() == "create(3.0) list(3)");
+}
+
+BOOST_FIXTURE_TEST_CASE(abandoned_after_a_speculation_it_only_deletes_its_leases, fixture)
+{
+    start(1, 2, false, true, true);
+    locked();
+    created(1, 0, 7);
+    BOOST_TEST(show(m.abandon()) == "delete(1000000007)");  // the lock is gone already
+    BOOST_TEST(listed(1, {child(7)}) == "");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

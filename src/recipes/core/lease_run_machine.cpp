@@ -12,8 +12,14 @@ lease_run_machine::actions lease_run_machine::start()
 {
     actions out;
     if (!schema_known_) out.push_back({R::check_schema});
-    else out.push_back({R::lock, 0, 0, one_look_}), locked_ = true;
+    else lock(out);
     return out;
+}
+
+void lease_run_machine::lock(actions& out)
+{
+    out.push_back({R::lock, 0, 0, one_look_});
+    locked_ = true;
 }
 
 lease_run_machine::actions lease_run_machine::on_schema(error_code ec, const std::vector<std::string>& children)
@@ -29,8 +35,7 @@ lease_run_machine::actions lease_run_machine::on_schema(error_code ec, const std
         return out;
     }
     out.push_back({R::schema_ok});
-    out.push_back({R::lock, 0, 0, one_look_});
-    locked_ = true;
+    lock(out);
     return out;
 }
 
@@ -43,13 +48,21 @@ lease_run_machine::actions lease_run_machine::on_locked(error_code ec)
     return out;
 }
 
-// Pipelined: the creates, then the listing, which ZooKeeper answers after them.
+// Pipelined: the creates, then the listing, which ZooKeeper answers after them (and, speculating, the
+// internal lock's delete, which it performs after the listing). Only a holder of the internal lock makes
+// leases: without it, the lock is taken again first.
 void lease_run_machine::create_leases(actions& out)
 {
+    if (!locked_) return lock(out);
     const auto r = ++round_;
     created_.assign(n_, lease_node{});
     for (std::size_t i = 0; i < n_; ++i) out.push_back({R::create_lease, r, i});
     out.push_back({R::list_leases, r});
+    speculating_ = std::exchange(speculate_, false);
+    if (speculating_) {
+        out.push_back({R::unlock});
+        locked_ = false;
+    }
 }
 
 lease_run_machine::actions lease_run_machine::on_created(std::uint64_t r, std::size_t i, error_code ec, std::string node,
@@ -107,11 +120,20 @@ lease_run_machine::actions lease_run_machine::on_listed(std::uint64_t r, error_c
             return out;
         }
         if (!*held) {
+            held_at_first_count_ = false;
+            waited_ = true;
             if (one_look_) finish(out, zklock::error::timeout);
-            else out.push_back({R::wait_leases, r});  // another lease goes, or another waiter's: look again then
+            else if (speculating_) {  // no waiting without the lock: again, keeping it this time
+                ++round_;
+                delete_created(out);
+                create_leases(out);
+            } else {
+                out.push_back({R::wait_leases, r});  // another lease goes, or another waiter's: look again then
+            }
             return out;
         }
     }
+    if (!waited_) held_at_first_count_ = true;
     finish(out, {});
     return out;
 }

@@ -8,6 +8,17 @@
 //   4. while PATH/leases has more than max_leases children, wait for the watch and list again;
 //   5. let the internal lock go; the leases are held.
 // Requests carry a round: an answer of an earlier round is stale (its node, if made, is deleted).
+//
+// A speculating run lets the internal lock go right behind the creates and the listing, in the same
+// pipelined round, instead of after the listing's answer. ZooKeeper serves a session's requests in order,
+// so the listing still counts the leases after our creates and before our lock node goes: the same count
+// Curator takes under the lock. Then the internal lock changes hands one write after it was taken, not
+// two. If that count is over max_leases, the run did wait without the lock, which the protocol does not
+// allow (the lock is what lets a waiter's count only shrink): it deletes its leases and takes the lock
+// again, this time keeping it while it waits. The queue speculates when its last run held at its first
+// count, so that a full semaphore is not asked twice for every lease. Any count taken after our creates is safe to
+// hold on (the newest holder counted every older one); the lock only keeps waiters from crowding out
+// each other.
 #pragma once
 
 #include <boost/system/error_code.hpp>
@@ -55,8 +66,10 @@ public:
     using actions = std::vector<run_action>;
 
     /// `schema_known`: a run of this session already found PATH to be a semaphore's (step 1 is skipped).
-    lease_run_machine(std::size_t n, std::size_t max_leases, bool one_look, bool schema_known)
-        : n_(n), max_(max_leases), one_look_(one_look), schema_known_(schema_known)
+    /// `speculate`: let the internal lock go with the first round's requests (see above).
+    lease_run_machine(std::size_t n, std::size_t max_leases, bool one_look, bool schema_known, bool speculate = false)
+        : n_(n), max_(max_leases), one_look_(one_look), schema_known_(schema_known), speculate_(speculate),
+          held_at_first_count_(speculate)
     {
     }
 
@@ -73,15 +86,22 @@ public:
     bool finished() const noexcept { return finished_; }
     /// The leases of a run that is done without error.
     std::vector<lease_node> take_leases() { return std::move(created_); }
+    /// Whether the run held at its first count (a guess for the next run's `speculate`: the others'
+    /// leases are often as many again); `speculate` if it took no count.
+    bool held_at_first_count() const noexcept { return held_at_first_count_; }
 
 private:
     void create_leases(actions& out);
+    void lock(actions& out);
     void finish(actions& out, error_code ec);
     void delete_created(actions& out);
 
     std::size_t n_, max_;
-    bool one_look_, schema_known_;
-    bool locked_ = false;  // the internal lock was asked for (then given, or still awaited)
+    bool one_look_, schema_known_, speculate_;
+    bool held_at_first_count_;
+    bool locked_ = false;       // the internal lock was asked for (then given, or still awaited)
+    bool speculating_ = false;  // the current round let the lock go with its requests
+    bool waited_ = false;       // a count was over max_leases
     bool finished_ = false, succeeded_ = false, unknown_create_ = false;
     std::uint64_t round_ = 0;
     std::vector<lease_node> created_;
