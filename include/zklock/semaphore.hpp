@@ -40,6 +40,9 @@ void drop_on_executor(std::shared_ptr<semaphore_queue>) noexcept;
  * The recipe (Curator SemaphoreV2's): under an internal lock at `PATH/locks` (a mutex), a waiter creates
  * its lease nodes `PATH/leases/_c_<uuid>-lease-N` and waits, watching `PATH/leases`, until that
  * directory has at most `max_leases` children; then it releases the internal lock and holds its leases.
+ * (A session whose last run held at its first count sends the lock's delete right behind the creates
+ * and the listing: ZooKeeper answers the listing first, so the count is the same, one write sooner. If
+ * that count is over, the leases go and the waiter takes the lock again and waits under it.)
  * Only one waiter at a time (the internal lock's holder) watches the leases, so a release wakes one
  * process, not all. Several leases are taken all together or not at all. Before its first lease on a path,
  * a session looks at PATH: another kind of lock's nodes there refuse it before anything is created.
