@@ -93,8 +93,12 @@ void local_queue::grant(actions& out)
     if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = type::start_own_watch_clock});
     // The first local hand-off (a read node: its first join) asks the contender who queues behind the
     // node, so that the answer is in (usually) before the bound is reached. Readers always ask: beyond the
-    // bound they join only until a writer queues; a mutex's node asks as should_look() says.
-    const bool look = opts_.shared || (opts_.handoff_limit > 0 && should_look());
+    // bound they join only until a writer queues; a mutex's node asks as should_look() says, and only
+    // once those waiting here could take it beyond the bound, which lets handoff_limit + 1 grants go
+    // unasked (a short queue never needs the answer: over 10,000 paths with a few waiters each, that
+    // was a listing a path).
+    const bool look = opts_.shared || (opts_.handoff_limit > 0 && should_look() &&
+                                       grants_ + waiters_.size() > opts_.handoff_limit + 1);
     if (look && !followers_watched_ && grants_ >= 2) {
         followers_watched_ = true;
         out.push_back({.what = type::watch_followers});
