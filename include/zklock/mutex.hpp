@@ -18,9 +18,10 @@ namespace zklock {
 struct mutex_options {
     /// How many times in a row the lock may pass between coroutines of this session, without a round trip,
     /// once another process waits for it: then the node is released so that the other process gets its
-    /// turn. While nobody else waits the node stays (at its first local hand-off the session looks at the
-    /// lock directory with a children watch, and one notification tells it when someone queues). 0: every
-    /// hand-off goes through ZooKeeper (strict FIFO across processes, one node per waiting coroutine's turn).
+    /// turn. While nobody else waits the node stays (once its waiters could pass the bound, the session
+    /// looks at the lock directory with a children watch, and one notification tells it when someone
+    /// queues). 0: every hand-off goes through ZooKeeper (strict FIFO across processes, one node per
+    /// waiting coroutine's turn).
     std::size_t local_handoff_limit = 10;
     /// Keep the lock node after the last local release while no other process waits, so that this
     /// session's next acquire costs no round trip (Chubby's lock caching). Other processes see the lock
