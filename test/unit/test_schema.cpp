@@ -203,6 +203,19 @@ BOOST_AUTO_TEST_CASE(the_obstacles_come_nearest_first_across_the_wrap)
     BOOST_TEST(decide(wr, rw, "_c_v-__WRIT__0000000003").obstacles.size() == 2u);  // a writer waits for readers too
 }
 
+BOOST_AUTO_TEST_CASE(a_long_queue_ahead_names_only_the_nearest_few)
+{
+    names kids;
+    for (int i = 1000; i >= 0; --i) kids.push_back("_c_x-lock-" + std::to_string(1000000000 + i));  // shuffled order
+    std::swap(kids[3], kids[700]);
+    const auto v = decide(ex, kids, "_c_x-lock-1000001000");
+    BOOST_TEST(v.ahead == 1000u);
+    BOOST_TEST(!v.holds);
+    BOOST_REQUIRE(v.obstacles.size() == most_obstacles_listed);
+    for (std::size_t i = 0; i < v.obstacles.size(); ++i)
+        BOOST_TEST(v.obstacles[i] == "_c_x-lock-" + std::to_string(1000000999 - i));
+}
+
 BOOST_AUTO_TEST_CASE(readers_and_writers_in_one_queue)
 {
     // R1 R2 W3 R4 W5 R6, listed out of order.

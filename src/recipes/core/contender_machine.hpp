@@ -76,6 +76,7 @@ struct contender_action {
 /// is deleted, without listing again. Further back it watches only the nearest (each deletion then wakes
 /// a bounded number of waiters, never the whole queue).
 inline constexpr std::size_t max_watched_ahead = 8;
+static_assert(max_watched_ahead < most_obstacles_listed, "a verdict must show when there are more ahead than we watch");
 
 class contender_machine {
 public:

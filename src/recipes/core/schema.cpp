@@ -94,8 +94,9 @@ verdict decide(contender_kind kind, const std::vector<std::string>& children, st
     v.holds = ahead.empty();
     if (v.holds) return v;
     // Nearest first: a waiter too far back to watch them all watches the nearest.
-    std::sort(ahead.begin(), ahead.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (const auto& a : ahead) v.obstacles.push_back(*a.second);
+    const auto named = ahead.begin() + static_cast<std::ptrdiff_t>(std::min(ahead.size(), most_obstacles_listed));
+    std::partial_sort(ahead.begin(), named, ahead.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (auto it = ahead.begin(); it != named; ++it) v.obstacles.push_back(*it->second);
     return v;
 }
 

@@ -46,11 +46,17 @@ struct child_role {
 };
 child_role classify(std::string_view name) noexcept;
 
+/// How many of the contenders ahead a verdict names: the contender machine watches up to 8 of them, and a
+/// ninth tells it that there are more. A listing of thousands is then not copied and sorted whole.
+inline constexpr std::size_t most_obstacles_listed = 9;
+
 /// The answer to "do I hold it?" for one listing.
 struct verdict {
     bool found = false;               ///< our node is among the children (false: it is gone)
     bool holds = false;               ///< we hold the lock
-    std::vector<std::string> obstacles;  ///< when not holding: every contender ahead that counts, nearest first
+    /// When not holding: the contenders ahead that count, nearest first, at most most_obstacles_listed
+    /// of them (`ahead` says how many there are).
+    std::vector<std::string> obstacles;
     std::optional<lock_schema> foreign;   ///< a child of another schema: the directory is not ours to use
     std::size_t ahead = 0;            ///< contenders ahead of us that count for our kind
 };
