@@ -106,6 +106,24 @@ void session_impl::connect(handler<> h)
     open_handle(cfg.hosts);
 }
 
+namespace {
+// A new handle on its way to the session's executor. If nobody takes it (the session is gone, or the
+// io_context is destroyed with the post still queued, as when a test stops its loop during a connect),
+// it is closed here, so that it does not leak: it never connected, so closing it does not wait.
+struct handle_in_transit {
+    zhandle_t* zh;
+    std::shared_ptr<const log_target> lg;
+    handle_in_transit(zhandle_t* h, std::shared_ptr<const log_target> l) : zh(h), lg(std::move(l)) {}
+    handle_in_transit(const handle_in_transit&) = delete;
+    handle_in_transit& operator=(const handle_in_transit&) = delete;
+    ~handle_in_transit()
+    {
+        if (zh) close_handle(zh, lg);
+    }
+    zhandle_t* take() noexcept { return std::exchange(zh, nullptr); }
+};
+}  // namespace
+
 // Resolves the names and makes the C client's handle off the loop (both may block); on_handle_created
 // takes it on the executor. At the first connect, and for a renewed session.
 void session_impl::open_handle(std::string hosts)
@@ -121,16 +139,18 @@ void session_impl::open_handle(std::string hosts)
             zh = zookeeper_init2(resolved.list.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
             err = errno;
         }
-        const bool handed_over = link->post([w, zh, err, lg, unresolved = std::move(resolved.unresolved), hosts,
-                                             addresses = addresses_of(resolved.list)] {
+        auto handle = std::make_shared<handle_in_transit>(zh, lg);
+        link->post([w, handle, err, unresolved = std::move(resolved.unresolved), hosts,
+                    addresses = addresses_of(resolved.list)] {
             if (auto self = w.lock()) {
                 self->addresses_ = addresses;
                 self->followed_hosts_ = addresses_of(hosts);
-                self->on_handle_created(zh, err, unresolved);
+                self->on_handle_created(handle->take(), err, unresolved);
+            } else if (auto* zh2 = handle->take()) {
+                off_loop([zh2, lg = handle->lg] { close_handle(zh2, lg); });
             }
-            else if (zh) off_loop([zh, lg] { close_handle(zh, lg); });
         });
-        if (!handed_over && zh) close_handle(zh, lg);
+        // Not posted (the session let go): the last reference, here, closes the handle.
     });
 }
 
