@@ -135,6 +135,10 @@ BOOST_AUTO_TEST_CASE(bad_input_gives_named_exit_codes)
         {cmd("/x", {"--kill-after", "-1"}), usage, "invalid --kill-after '-1'"},
         {cmd("/x", {"--kill-after", "x"}), usage, "invalid --kill-after 'x'"},
         {{"--kill-after"}, usage, "--kill-after needs a value"},
+        {cmd("/x", {"--session-timeout", "0.5"}), usage, "invalid --session-timeout '0.5': expected a number of seconds from 1 to 86400"},
+        {cmd("/x", {"--session-timeout", "86401"}), usage, "invalid --session-timeout '86401'"},
+        {cmd("/x", {"--session-timeout", "x"}), usage, "invalid --session-timeout 'x'"},
+        {{"--session-timeout"}, usage, "--session-timeout needs a value"},
         // -n, -E, -c (flock's flags).
         {cmd("/x", {"-n", "--timeout", "1"}), usage, "--timeout and -n cannot be combined"},
         {cmd("/x", {"--timeout=0", "--nonblock"}), usage, "--nonblock and --timeout cannot be combined"},
@@ -218,7 +222,7 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
     const auto out = dir / "help";
     BOOST_TEST(run(zklock_cmd({"--help"}), 20s, out) == 0);
     const auto help = read_file(out);
-    const std::vector<std::string> words = {"--hosts", "--timeout", "--kill-after", "-q", "--quiet", "-v",
+    const std::vector<std::string> words = {"--hosts", "--timeout", "--session-timeout", "--kill-after", "-q", "--quiet", "-v",
                                             "--verbose", "-h", "--help", "--version", "ZKLOCK_HOSTS",
                                             "ZKLOCK_FENCING_TOKEN", "ZKLOCK_NODE", "SIGKILL", "64", "69", "70", "75",
                                             "126", "127", "129", "130", "143", "-n", "--nonblock", "-E",

@@ -295,6 +295,26 @@ BOOST_AUTO_TEST_CASE(without_command_prints_the_token_and_holds_until_stdin_ends
     BOOST_TEST(zxid_of(read_file(next)) > zxid_of(token), "next holder's token: " << read_file(next));
 }
 
+// The server shows the timeout it granted each connection (`cons`: "to=MS"). The test server's tick is
+// 200 ms, so it grants 0.4 to 4 s: 1 s asked is 1 s granted, and the default 10 s is cut to 4 s.
+BOOST_AUTO_TEST_CASE(session_timeout_is_the_one_the_session_asks_for)
+{
+    temp_dir dir;
+    for (const auto& [args, granted] : {std::pair{std::vector<std::string>{"--session-timeout", "1"}, "to=1000,"},
+                                       std::pair{std::vector<std::string>{}, "to=4000,"}}) {
+        const auto p = unique("session-timeout");
+        auto all = args;
+        all.insert(all.begin(), {"--hosts", hosts()});
+        all.push_back(p);
+        without_command z(all, dir);
+        BOOST_TEST(zxid_of(z.token()) > 0, "stderr: " << z.err());
+        const auto cons = zk().four_letter("cons");
+        BOOST_TEST(cons.find(granted) != std::string::npos, "cons: " << cons);
+        z.close_stdin();
+        BOOST_TEST(z.wait_for(20s).value_or(-1) == 0);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(without_command_on_revoke_release_releases_and_gives_70)
 {
     temp_dir dir;

@@ -58,6 +58,11 @@ Options:
                      started: connecting counts against it (fractions allowed; 0: one look,
                      give up at once if someone else holds it). Default: wait forever.
   -n, --nonblock     The same as --timeout 0 (flock's -n); not together with --timeout.
+  --session-timeout SECONDS
+                     The ZooKeeper session timeout to ask for (1 to 86400, fractions allowed;
+                     default 10). The server bounds it (by default to 2 to 20 of its ticks: 4
+                     to 40 seconds). If zklock dies without a word, its node goes this long
+                     after; cut off from ZooKeeper, it takes the lock as lost after half of it.
   -E, --conflict-exit-code N
                      Exit with N (0 to 255) instead of 75 when the lock is not obtained in time
                      (flock's -E). The message on stderr stays (-q silences it).
@@ -289,6 +294,15 @@ std::optional<int> parse(int argc, char** argv, options& o)
             o.timeout = parse_seconds(v);
             if (!o.timeout)
                 return usage_error("invalid --timeout '" + shown(v) + "': expected a number of seconds >= 0");
+            continue;
+        }
+        if (auto r = value(a, "--session-timeout", v)) {
+            if (!*r) return usage_error("--session-timeout needs a value");
+            const auto t = parse_seconds(v);
+            if (!t || *t < std::chrono::seconds(1) || *t > std::chrono::hours(24))
+                return usage_error("invalid --session-timeout '" + shown(v) +
+                                   "': expected a number of seconds from 1 to 86400");
+            o.session_timeout = *t;
             continue;
         }
         if (a == "-n" || a == "--nonblock") {

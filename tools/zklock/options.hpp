@@ -29,6 +29,7 @@ struct options {
     std::size_t limit = 0;
     std::string hosts;
     std::optional<std::chrono::milliseconds> timeout;  // -n: zero
+    std::chrono::milliseconds session_timeout{10'000};  // --session-timeout (session_config's default)
     int conflict_exit_code = ex_tempfail;                // -E: the exit code when not obtained in time
     std::chrono::milliseconds kill_after{5'000};
     revoke_action on_revoke = revoke_action::ignore;

@@ -103,6 +103,7 @@ asio::awaitable<int> run(const options& o)
 
     zklock::session_config cfg;  // (designated initializers would trip -Wmissing-field-initializers)
     cfg.hosts = o.hosts;
+    cfg.session_timeout = o.session_timeout;
     cfg.connect_timeout = max_connect_timeout;
     if (o.timeout) cfg.connect_timeout = std::clamp(*o.timeout, min_connect_timeout, max_connect_timeout);
     if (o.verbose) cfg.log = zklock::stderr_log_sink();
