@@ -89,9 +89,10 @@ BOOST_AUTO_TEST_CASE(three_processes_hold_the_three_leases_and_a_fourth_waits)
     });
 }
 
-// A run lets the internal lock go with its first requests when its session last saw room. When its count
-// then says "full", it may not wait without the lock (Curator's waiters count under it, and their count
-// may only shrink): its lease goes, and it waits holding the lock. So behind the holders there is one
+// A run lets the internal lock go with its first requests when its session's last run held at its first
+// count (a new session's first run does too). When its count then says "full", it may not wait without
+// the lock (Curator's waiters count under it, and their count may only shrink): its lease goes, and it
+// waits holding the lock. So behind the holders there is one
 // waiting lease at a time, and the other waiters queue for the lock.
 BOOST_AUTO_TEST_CASE(a_waiter_that_finds_the_semaphore_full_waits_holding_the_internal_lock)
 {

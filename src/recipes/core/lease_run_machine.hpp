@@ -13,12 +13,12 @@
 // pipelined round, instead of after the listing's answer. ZooKeeper serves a session's requests in order,
 // so the listing still counts the leases after our creates and before our lock node goes: the same count
 // Curator takes under the lock. Then the internal lock changes hands one write after it was taken, not
-// two. If that count is over max_leases, the run did wait without the lock, which the protocol does not
-// allow (the lock is what lets a waiter's count only shrink): it deletes its leases and takes the lock
-// again, this time keeping it while it waits. The queue speculates when its last run held at its first
-// count, so that a full semaphore is not asked twice for every lease. Any count taken after our creates is safe to
-// hold on (the newest holder counted every older one); the lock only keeps waiters from crowding out
-// each other.
+// two. If that count is over max_leases, the run would have to wait without the lock, which the protocol
+// does not allow (the lock is what lets a waiter's count only shrink): it deletes its leases and takes the
+// lock again, this time keeping it while it waits. The queue speculates when its last run held at its
+// first count, so that a full semaphore is not asked twice for every lease. Any count taken after our
+// creates is safe to hold on (the newest holder counted every older one); the lock only keeps waiters
+// from crowding out each other.
 #pragma once
 
 #include <boost/system/error_code.hpp>
