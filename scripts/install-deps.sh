@@ -3,7 +3,7 @@
 # single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), the
 # peers the interop tests and the benchmark run against (Apache Curator, kazoo), gnuplot for the
 # benchmark's chart (scripts/bench.sh), stunnel and openssl for the TLS test, and what the partition
-# tests build networks with (iproute2, iptables, libnetfilter-queue-dev).
+# tests build networks with (iproute2, iptables, libnetfilter-queue-dev), and Prometheus' promtool.
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -19,9 +19,29 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+updated=false
+if [ ${#missing[@]} -ne 0 ]; then
+  $sudo apt-get update -qq
+  updated=true
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# promtool, which a test runs on zklock's Prometheus output: taken out of Debian's prometheus package
+# into .tools/ (ignored by git) rather than installing the package, which would start a Prometheus
+# server on the machine.
+tools="$(cd "$(dirname "$0")/.." && pwd)/.tools"
+if [ ! -x "$tools/bin/promtool" ]; then
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"  # apt-get download writes as its own user when it can
+  if ! (cd "$tmp" && apt-get download -qq prometheus 2>/dev/null); then
+    $updated || $sudo apt-get update -qq
+    (cd "$tmp" && apt-get download -qq prometheus)
+  fi
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  mkdir -p "$tools/bin"
+  cp "$tmp/x/usr/bin/promtool" "$tools/bin/promtool"
+  rm -rf "$tmp"
+fi

@@ -1,6 +1,8 @@
 // How a session connects: hosts, timeouts, credentials, and where the C client's log goes.
 #pragma once
 
+#include <zklock/lock_event.hpp>
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -100,6 +102,9 @@ struct session_config {
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).
     log_sink log{};
     log_level log_threshold = log_level::warning;
+    /// Hears every lock event of the session (zklock/lock_event.hpp), on the session's executor: for a
+    /// user's own metrics or tracing. Empty (the default): nothing is made or posted for it.
+    lock_observer observer{};
 };
 
 }  // namespace zklock

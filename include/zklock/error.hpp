@@ -3,6 +3,8 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <string>
+
 #include <type_traits>
 
 namespace zklock {
@@ -84,6 +86,11 @@ inline boost::system::error_code make_error_code(zk_errc e) noexcept
 /// connection: the request may or may not have been applied), or at once (a request the server
 /// throttled: it was not applied). An expired session is never retryable.
 bool is_retryable(const boost::system::error_code& ec) noexcept;
+
+/// A short, stable name for `ec`, for counters and metric labels: the enumerator's name for zklock's
+/// errors and ZooKeeper's ("timeout", "lock_node_deleted", "connection_loss", "no_node"),
+/// "operation_aborted" for a cancellation, "ok" for success, else "<category>_<value>".
+std::string error_name(const boost::system::error_code& ec);
 
 }  // namespace zklock
 

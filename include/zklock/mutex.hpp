@@ -29,6 +29,10 @@ struct mutex_options {
     bool linger = false;
     /// ACL of the lock node and of the parents created on demand.
     zklock::acl acl = open_acl();
+    /// The label this lock's figures are counted under in the session's statistics (session_stats::by_label,
+    /// the `lock` label of write_prometheus), beside the session's totals. Give one name to a family of
+    /// paths ("orders"), not one per path: each label is a series of its own.
+    std::string stats_label{};
 
     friend bool operator==(const mutex_options&, const mutex_options&) = default;
 };

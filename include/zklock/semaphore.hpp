@@ -7,6 +7,7 @@
 #include <zklock/guard.hpp>
 #include <zklock/session.hpp>
 
+#include <string>
 #include <vector>
 
 namespace zklock {
@@ -17,6 +18,8 @@ struct semaphore_options {
     std::size_t local_handoff_limit = 10;
     /// ACL of the lease and lock nodes and of the parents created on demand.
     zklock::acl acl = open_acl();
+    /// The label this semaphore's figures are counted under (see mutex_options::stats_label).
+    std::string stats_label{};
 
     friend bool operator==(const semaphore_options&, const semaphore_options&) = default;
 };

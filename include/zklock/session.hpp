@@ -9,6 +9,7 @@
 #include <zklock/multi.hpp>
 #include <zklock/session_state.hpp>
 #include <zklock/stat.hpp>
+#include <zklock/stats.hpp>
 #include <zklock/watch.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -29,13 +30,6 @@ namespace zklock {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-/// Counters of one session, for benchmarks and tests (e.g. that a release wakes exactly one waiter).
-struct session_stats {
-    std::uint64_t requests = 0;      ///< requests handed to ZooKeeper
-    std::uint64_t watch_events = 0;  ///< node watches that fired (session events not counted)
-    std::uint64_t renewals = 0;      ///< new sessions opened after an expiry (session_config::on_expiry)
-};
-
 namespace detail {
 class session_impl;
 
@@ -44,6 +38,7 @@ void async_connect(const std::shared_ptr<session_impl>&, handler<>);
 void async_close(const std::shared_ptr<session_impl>&, handler<>);
 void async_drain(const std::shared_ptr<session_impl>&, std::chrono::steady_clock::duration grace, handler<>);
 void async_wait_state(const std::shared_ptr<session_impl>&, session_state from, handler<session_state>);
+void async_stats(const std::shared_ptr<session_impl>&, handler<session_stats>);
 void async_create(const std::shared_ptr<session_impl>&, op::create, handler<std::string, stat>);
 void async_remove(const std::shared_ptr<session_impl>&, std::string path, int version, handler<>);
 void async_sync(const std::shared_ptr<session_impl>&, std::string path, handler<>);
@@ -114,7 +109,31 @@ public:
     std::chrono::milliseconds negotiated_timeout() const noexcept;
     /// The host list without the chroot (for messages).
     std::string hosts() const;
-    session_stats stats() const noexcept;
+    /// A snapshot of the session's counters and of its locks' (zklock/stats.hpp). Call it on the session's
+    /// executor; from elsewhere, use async_stats.
+    session_stats stats() const;
+
+    /**
+     * Takes a snapshot of the session's counters and of its locks' (zklock/stats.hpp) on the session's
+     * executor, and completes with it. Completion signature `void(error_code, session_stats)`.
+     *
+     * @par Executor
+     * The snapshot is taken on `get_executor()`; the completion runs on the handler's associated executor.
+     * @par Thread safety
+     * May be started from any thread (it hops onto the session's executor first): the way to read a
+     * session's figures from a thread that does not run it, e.g. a metrics endpoint's.
+     * @par Cancellation
+     * None: it completes at once (as soon as the executor runs it).
+     * @par Errors
+     * Always success; a closed session still reports its figures, and a moved-from one reports zeros.
+     */
+    template <class CompletionToken = asio::deferred_t>
+    auto async_stats(CompletionToken&& token = {})
+    {
+        return asio::async_initiate<CompletionToken, void(error_code, session_stats)>(
+            [](auto h, std::shared_ptr<detail::session_impl> s) { detail::async_stats(s, std::move(h)); }, token,
+            impl_);
+    }
 
     /// Opens the session. Completes once connected, or with `error::connect_timeout` (no server answered
     /// within `config().connect_timeout`), `error::invalid_hosts`, `error::auth_failed`,

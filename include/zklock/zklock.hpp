@@ -7,8 +7,10 @@
 #include <zklock/revoke.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/participants.hpp>
+#include <zklock/prometheus.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/session.hpp>
 #include <zklock/shared_mutex.hpp>
+#include <zklock/stats.hpp>
 #include <zklock/validation.hpp>
 #include <zklock/while_held.hpp>

@@ -7,6 +7,7 @@
 #include "core/lock_clock.hpp"
 #include "registry.hpp"
 #include "../session/session_impl.hpp"
+#include "lock_meter.hpp"
 #include "loss_board.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -54,6 +55,11 @@ public:
     virtual void drain() = 0;
     /// Whether anybody of this session holds the lock.
     bool holding() const { return has_holders(); }
+    /// Whether this state's figures are counted, and under which stats label (see count_into).
+    bool counted() const noexcept { return meter.counting(); }
+    const std::string& stats_label() const noexcept { return meter.label(); }
+    /// Adds this state's holders, waiters and contenders to a snapshot (on the session's executor).
+    virtual void add_gauges(lock_stats& into) const = 0;
 
     /// Moves `holder`'s lease to end `length` from now (gives it one if it had none); completes `h` with
     /// why not if it does not hold any more.
@@ -70,9 +76,14 @@ public:
 
     const std::shared_ptr<session_impl> s;
     loss_board losses;  ///< what guard::lost() reads from any thread; the recipe keeps it as lost() says
+    lock_meter meter;   ///< counts into the session's statistics once count_into was called
 
 protected:
     using time_point = clock_time;
+    /// Counts this state's acquires, holds and losses on `path` in the session's statistics under
+    /// `label`, and tells the session's observer (the recipe's constructor calls it; a state that never
+    /// does is neither counted nor observed).
+    void count_into(std::string path, std::string label) { meter = lock_meter(*s, std::move(path), std::move(label)); }
     /// Why an acquire of `path` cannot start now (empty if it can): the session's refusal, or its drain.
     error_code acquire_refusal(const std::string& path) const
     {

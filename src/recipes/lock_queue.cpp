@@ -14,6 +14,7 @@ lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std
     : lock_base(std::move(session)), key(std::move(k)), path(std::move(lock_path)), opts(std::move(o)),
       machine_(opts.queue), memo_(registry_of(*s).find_memo(key))
 {
+    if (opts.stats_label) count_into(path, *opts.stats_label);
 }
 
 void lock_queue::subscribe()
@@ -32,10 +33,12 @@ void lock_queue::subscribe()
 void lock_queue::on_renewal()
 {
     const auto cut = machine_.holder_ids();
+    const bool counted = bool(counted_loss_);  // their loss was counted before the renewal
     step([&](local_queue& m) { return m.on_session_renewed(requeues(*s)); });
     for (auto holder : cut) {
         stop_lease(holder);  // its hold is over: no lease runs out on it later
         losses.set(holder, machine_.lost(holder));
+        if (!counted) meter.lost(machine_.lost(holder));
     }
 }
 
@@ -62,21 +65,43 @@ void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done,
     observe_session(at);
     perform(event(machine_), done, at);
     losses.set_all(machine_.has_holders() ? machine_.lost(*machine_.holder_ids().begin()) : error_code{});
+    count_losses();
     rearm();
+}
+
+void lock_queue::count_losses()
+{
+    if (!machine_.has_holders()) {
+        counted_loss_ = {};
+        return;
+    }
+    const auto holders = machine_.holder_ids();
+    const auto why = machine_.lost(*holders.begin());
+    if (why && !counted_loss_) meter.lost(why, holders.size());
+    counted_loss_ = why;
+}
+
+void lock_queue::add_gauges(lock_stats& into) const
+{
+    into.holders += machine_.holder_ids().size();
+    into.waiters += waiters_.size();
+    into.contenders += current_ ? 1 : 0;
 }
 
 void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handler<guard> h)
 {
+    const auto t = now();
     if (auto ec = path == "/"                              ? error_code(zklock::error::invalid_path)
                   : lease && *lease <= lease_length::value_type::zero() ? error_code(zklock::error::invalid_lease)
                                                                          : acquire_refusal(path)) {
+        meter.acquire_done(ec, t, t, false);
         s->post_completion(std::move(h), ec, guard{});
         return;
     }
     auto& w = waiters_[id];
     w.h = std::move(h);
     w.lease = lease;
-    const auto t = now();
+    w.started = t;
     const bool one_look = clock().start_waiter(id, d, t, s->one_look_limit());
     step([&](local_queue& m) { return m.acquire(id, one_look); }, nullptr, t);
 }
@@ -110,6 +135,7 @@ guard lock_queue::enter(std::uint64_t holder, error_code& why)
 
 void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
+    meter.hold_ended(holder, now());
     stop_lease(holder);
     losses.forget(holder);
     step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done);
@@ -250,7 +276,9 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
         case contender_action::type::waiting: return m.on_queued();
         case contender_action::type::failed: return m.on_failed(report.ec);
         case contender_action::type::lost: return m.on_lost(report.ec);
-        case contender_action::type::revoke_requested: return m.on_revoke_requested();
+        case contender_action::type::revoke_requested:
+            meter.revocation_received();
+            return m.on_revoke_requested();
         case contender_action::type::followers_none: return m.on_followers_none();
         case contender_action::type::followers_changed: return m.on_followers_changed();
         default: return m.on_followers_waiting();
@@ -265,12 +293,14 @@ std::shared_ptr<contender> lock_queue::drop_contender()
     return std::exchange(current_, nullptr);
 }
 
-void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g)
+void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at, bool local_grant,
+                                 fencing_token token)
 {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) return;
     auto w = std::move(it->second);
     waiters_.erase(it);
+    meter.acquire_done(ec, w.started, at, local_grant, token);
     clock().stop_waiter(id);
     s->post_completion(std::move(w.h), ec, std::move(g));
 }
@@ -297,11 +327,13 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::grant:
             if (auto it = waiters_.find(a.id); it != waiters_.end() && it->second.lease)
                 start_lease(a.holder, at + *it->second.lease);
+            meter.hold_started(a.holder, at);
             complete_waiter(a.id, {},
-                            guard(shared_from_this(), a.holder, current_->node(), fencing_token{current_->zxid(), a.seq}));
+                            guard(shared_from_this(), a.holder, current_->node(), fencing_token{current_->zxid(), a.seq}),
+                            at, a.seq > 0, fencing_token{current_->zxid(), a.seq});
             publish_lease();
             break;
-        case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}); break;
+        case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}, at); break;
         case type::start_contender: {
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
@@ -377,8 +409,12 @@ void lock_queue::alarm_rang(const clock_alarm& a)
 void lock_queue::lease_ran_out(std::uint64_t holder)
 {
     s->log->write(log_level::warning, "zklock: a lease on " + path + " ran out; the lock was released");
+    meter.hold_ended(holder, now(), true);
     step([&](local_queue& m) { return m.on_lease_expired(holder); });
-    if (machine_.cut_off(holder)) losses.set(holder, zklock::error::lease_expired);
+    if (machine_.cut_off(holder)) {
+        losses.set(holder, zklock::error::lease_expired);
+        meter.lost(zklock::error::lease_expired);
+    }
 }
 
 // The deadline shown is the latest lease among the holders when every one has a lease (readers may share

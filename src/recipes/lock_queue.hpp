@@ -30,6 +30,9 @@ struct lock_queue_options {
     /// The node is named as kazoo's Lock names it ("<hex>__lock__N", for an exclusive kind): kazoo's
     /// Election ignores Curator's names.
     bool kazoo_name = false;
+    /// Counted in the session's statistics under this stats label (zklock/stats.hpp); none: not counted
+    /// (a semaphore's internal lock, whose acquires are the semaphore's).
+    std::optional<std::string> stats_label = std::string();
     friend bool operator==(const lock_queue_options&, const lock_queue_options&) = default;
 };
 
@@ -75,6 +78,7 @@ protected:
     void alarm_rang(const clock_alarm& a) override;
     void lease_ran_out(std::uint64_t holder) override;
     void leases_changed() override { publish_lease(); }
+    void add_gauges(lock_stats& into) const override;
     std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
 
 public:
@@ -86,6 +90,7 @@ private:
     struct waiter {
         handler<guard> h;
         lease_length lease;
+        time_point started{};
     };
     /// Runs `event` on the machine with the session's state as it is at `at` (the event's one reading
     /// of the clock), and performs its actions.
@@ -95,7 +100,11 @@ private:
     void observe_session(time_point at);
     /// ... at `now`, the clock's one reading for the event.
     void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
-    void complete_waiter(std::uint64_t id, error_code ec, guard g);
+    void complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at, bool local_grant = false,
+                         fencing_token token = {});
+    /// Counts the holds that lost the lock since the last step (once each, at their first reason).
+    void count_losses();
+    error_code counted_loss_;  // why every holder lost, as last counted (empty: none has)
     std::shared_ptr<contender> drop_contender();
     /// Writes the holders' lease deadline into the node's data when it changed (see core/node_data.hpp).
     void publish_lease();

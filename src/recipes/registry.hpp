@@ -68,10 +68,18 @@ private:
 /// release, or a lease that ran out (recipes/drain.cpp).
 void note_release(session_impl& s);
 
+/// Adds the gauges of the registry's counted lock states to a snapshot (session_impl::add_lock_gauges).
+void add_lock_gauges(const recipe_registry& r, session_stats& into);
+
 /// The session's registry, made on first use (on the session's executor).
 inline recipe_registry& registry_of(session_impl& s)
 {
-    if (!s.extension) s.extension = std::make_shared<recipe_registry>();
+    if (!s.extension) {
+        auto made = std::make_shared<recipe_registry>();
+        // The session owns both the registry and this hook: the registry outlives every call of it.
+        s.add_lock_gauges = [r = made.get()](session_stats& into) { add_lock_gauges(*r, into); };
+        s.extension = std::move(made);
+    }
     return *std::static_pointer_cast<recipe_registry>(s.extension);
 }
 

@@ -13,6 +13,7 @@ semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::str
     : lock_base(std::move(session)), path(std::move(p)), max_leases(max), opts(std::move(o)),
       internal_lock(std::move(lock)), machine_(opts.local_handoff_limit)
 {
+    count_into(path, opts.stats_label);
 }
 
 void semaphore_queue::subscribe()
@@ -57,6 +58,7 @@ semaphore_queue::~semaphore_queue()
     for (auto& [holder, l] : held_) delete_node(s, l.lease.node, {});
     if (keepalive_) s->release_keepalive();
     for (auto& [id, w] : waiters_) {
+        meter.acquire_done(asio::error::operation_aborted, w.started, now(), false);
         std::visit([&](auto& h) { s->post_completion(std::move(h), error_code(asio::error::operation_aborted), {}); },
                    w.h);
     }
@@ -76,7 +78,7 @@ void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : acquire_refusal(path + "/leases");
     if (!ec && (n == 0 || n > max_leases || n > max_leases_at_once)) ec = zklock::error::invalid_lease_count;
     if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
-    waiters_[id] = waiter{std::move(h), lease};
+    waiters_[id] = waiter{std::move(h), lease, now()};
     if (ec) return complete(id, ec, {});
     const bool one_look = clock().start_waiter(id, d, now(), s->one_look_limit());
     rearm();
@@ -147,12 +149,14 @@ void semaphore_queue::perform(const lease_queue::actions& out, freed_lease* free
     }
 }
 
-void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guard> leases)
+void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guard> leases, bool local_grant,
+                               fencing_token token)
 {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) return;
     auto w = std::move(it->second);
     waiters_.erase(it);
+    meter.acquire_done(ec, w.started, now(), local_grant, token);
     clock().stop_waiter(id);
     rearm();
     if (auto* one = std::get_if<handler<guard>>(&w.h))
@@ -184,6 +188,7 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
         return confirm_touch_for_held_back();
     }
     std::vector<guard> guards;
+    const auto at = now();
     auto lease = std::chrono::steady_clock::duration::zero();  // none (a plain duration: GCC 12 misreads the optional)
     if (auto it = waiters_.find(id); it != waiters_.end() && it->second.lease) lease = *it->second.lease;
     for (auto& l : leases) {
@@ -191,11 +196,13 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
         guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local});
         const bool had_lease = l.data_version != 0;  // a node handed on shows its last holder's lease
         held_[holder] = held_lease{std::move(l), local, std::make_unique<watch>(), {}};
+        meter.hold_started(holder, at);
         clock().start_own_watch(now() + std::chrono::milliseconds(local_queue::own_watch_delay_ms), holder);
         if (lease > lease.zero()) start_lease(holder, now() + lease);
         if (lease > lease.zero() || had_lease) publish_lease(holder);
     }
-    complete(id, {}, std::move(guards));
+    const auto token = guards.empty() ? fencing_token{} : guards.front().token();
+    complete(id, {}, std::move(guards), local > 0, token);
     update_keepalive();
     arm_loss_clock();
 }
@@ -250,7 +257,10 @@ void semaphore_queue::watch_lease(std::uint64_t holder)
             return;
         }
         if (ec) return;
-        if (data == revoke_request) self->revoked(holder);  // Curator's Revoker writes it into the node
+        if (data == revoke_request) {  // Curator's Revoker writes it into the node
+            if (!self->held_.at(holder).revoke_requested) self->meter.revocation_received();
+            self->revoked(holder);
+        }
         self->held_.at(holder).own->async_wait([w, holder](error_code wec, watch_event ev) {
             auto q = w.lock();
             if (!q || wec || !q->held_.count(holder)) return;
@@ -265,6 +275,7 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
     auto it = held_.find(holder);
     if (it == held_.end()) return;
     if (!loss_replaces(it->second.lost, why)) return;
+    if (!it->second.lost) meter.lost(why);  // counted once a hold, at its first reason
     it->second.lost = why;
     losses.set(holder, why);
     for (auto& [id, h] : lost_waiters_.take(holder)) s->post_completion(std::move(h), error_code{}, why);
@@ -272,6 +283,7 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
 
 void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
+    meter.hold_ended(holder, now());
     stop_lease(holder);
     losses.forget(holder);
     if (expired_.erase(holder)) {  // the lease went on when it ran out
@@ -307,6 +319,7 @@ void semaphore_queue::lease_ran_out(std::uint64_t holder)
     auto it = held_.find(holder);
     if (it == held_.end() || lost(holder)) return;
     s->log->write(log_level::warning, "zklock: a lease of the semaphore " + path + " ran out; it was released");
+    meter.hold_ended(holder, now(), true);
     lose(holder, zklock::error::lease_expired);
     auto l = take(it);
     expired_.insert(holder);
@@ -401,6 +414,13 @@ error_code semaphore_queue::lost(std::uint64_t holder) const
     if (it == held_.end()) return {};
     if (is_final(s->state)) return final_error(s->state);
     return it->second.lost;
+}
+
+void semaphore_queue::add_gauges(lock_stats& into) const
+{
+    into.holders += held_.size();
+    into.waiters += waiters_.size();
+    into.contenders += (run_ || !held_.empty()) ? 1 : 0;  // a lease run's nodes, or leases held
 }
 
 // The loss clock (lock_base) ran out: every lease is told.

@@ -52,6 +52,7 @@ protected:
     void leases_changed() override;
     void alarm_rang(const clock_alarm& a) override;
     std::weak_ptr<lock_base> weak_self() override { return weak_from_this(); }
+    void add_gauges(lock_stats& into) const override;
 
 public:
 
@@ -68,6 +69,7 @@ private:
     struct waiter {
         completion h;
         lease_length lease;
+        time_point started{};
     };
     /// Leases that would be born lost: the loss clock had run out when they were due. They wait for a
     /// sync's answer (confirm_touch), their waiter still waiting, and go once the touch is fresh again.
@@ -100,7 +102,8 @@ private:
     lease_queue& machine();
     /// Performs the machine's actions; `freed` is the lease the event let go, if any.
     void perform(const lease_queue::actions& out, freed_lease* freed = nullptr);
-    void complete(std::uint64_t id, error_code ec, std::vector<guard> leases);
+    void complete(std::uint64_t id, error_code ec, std::vector<guard> leases, bool local_grant = false,
+                  fencing_token token = {});
     void grant(std::uint64_t id, std::vector<lease_node> leases, std::uint64_t local);
     /// Takes `it`'s lease out of the held ones (its listeners aborted, the loss clock and keepalive updated).
     held_lease take(std::map<std::uint64_t, held_lease>::iterator it);

@@ -3,6 +3,7 @@
 #include <zklock/error.hpp>
 #include <zklock/session_state.hpp>
 
+#include <cctype>
 #include <string>
 
 namespace zklock {
@@ -122,6 +123,73 @@ const boost::system::error_category& zookeeper_category() noexcept
 {
     static const zookeeper_category_impl c;
     return c;
+}
+
+std::string error_name(const boost::system::error_code& ec)
+{
+    if (!ec) return "ok";
+    if (ec.category() == zklock_category()) {
+        switch (static_cast<error>(ec.value())) {
+        case error::timeout: return "timeout";
+        case error::session_expired: return "session_expired";
+        case error::session_closed: return "session_closed";
+        case error::auth_failed: return "auth_failed";
+        case error::not_connected: return "not_connected";
+        case error::connect_timeout: return "connect_timeout";
+        case error::invalid_hosts: return "invalid_hosts";
+        case error::invalid_path: return "invalid_path";
+        case error::lock_node_deleted: return "lock_node_deleted";
+        case error::ownership_uncertain: return "ownership_uncertain";
+        case error::not_held: return "not_held";
+        case error::already_closed: return "already_closed";
+        case error::watch_not_armed: return "watch_not_armed";
+        case error::invalid_config: return "invalid_config";
+        case error::unresolvable_host: return "unresolvable_host";
+        case error::conflicting_options: return "conflicting_options";
+        case error::no_session: return "no_session";
+        case error::no_create_permission: return "no_create_permission";
+        case error::no_delete_permission: return "no_delete_permission";
+        case error::no_read_permission: return "no_read_permission";
+        case error::schema_mismatch: return "schema_mismatch";
+        case error::invalid_lease_count: return "invalid_lease_count";
+        case error::lease_expired: return "lease_expired";
+        case error::invalid_lease: return "invalid_lease";
+        case error::outcome_unknown: return "outcome_unknown";
+        case error::not_supported: return "not_supported";
+        case error::invalid_participant_id: return "invalid_participant_id";
+        case error::draining: return "draining";
+        }
+    } else if (ec.category() == zookeeper_category()) {
+        switch (static_cast<zk_errc>(ec.value())) {
+        case zk_errc::runtime_inconsistency: return "runtime_inconsistency";
+        case zk_errc::connection_loss: return "connection_loss";
+        case zk_errc::marshalling_error: return "marshalling_error";
+        case zk_errc::operation_timeout: return "operation_timeout";
+        case zk_errc::bad_arguments: return "bad_arguments";
+        case zk_errc::invalid_state: return "invalid_state";
+        case zk_errc::no_node: return "no_node";
+        case zk_errc::no_auth: return "no_auth";
+        case zk_errc::bad_version: return "bad_version";
+        case zk_errc::no_children_for_ephemerals: return "no_children_for_ephemerals";
+        case zk_errc::node_exists: return "node_exists";
+        case zk_errc::not_empty: return "not_empty";
+        case zk_errc::session_expired: return "session_expired";
+        case zk_errc::invalid_acl: return "invalid_acl";
+        case zk_errc::auth_failed: return "auth_failed";
+        case zk_errc::closing: return "closing";
+        case zk_errc::session_moved: return "session_moved";
+        case zk_errc::not_read_only: return "not_read_only";
+        case zk_errc::no_watcher: return "no_watcher";
+        case zk_errc::throttled_op: return "throttled_op";
+        }
+        return "zookeeper_" + std::to_string(-ec.value());
+    } else if (ec == boost::system::errc::operation_canceled) {
+        return "operation_aborted";  // Asio's, on POSIX
+    }
+    std::string name = ec.category().name();
+    for (auto& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return name + "_" + std::to_string(ec.value());
 }
 
 bool is_retryable(const boost::system::error_code& ec) noexcept

@@ -106,6 +106,7 @@ void session_impl::track(request_base* r)
     r->id = next_request_++;
     inflight_.emplace(r->id, r);
     ++stats.requests;
+    ++kind_stats(r->kind).sent;
 }
 
 // Every request here has left: it was handed to the C client when it was made, and the client cannot take

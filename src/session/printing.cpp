@@ -1,6 +1,8 @@
-// Words and stream insertion for the small value types (fencing_token, session_state, watch_event_type), so
+// Words and stream insertion for the small value types (fencing_token, session_state, watch_event_type,
+// lock_event_type), so
 // that a log line or a test message can print them as they are.
 #include <zklock/fencing_token.hpp>
+#include <zklock/lock_event.hpp>
 #include <zklock/session_state.hpp>
 #include <zklock/watch_event.hpp>
 
@@ -26,5 +28,19 @@ std::string_view to_string(watch_event_type t) noexcept
 }
 
 std::ostream& operator<<(std::ostream& os, watch_event_type t) { return os << to_string(t); }
+
+std::string_view to_string(lock_event_type t) noexcept
+{
+    switch (t) {
+    case lock_event_type::granted: return "granted";
+    case lock_event_type::released: return "released";
+    case lock_event_type::lost: return "lost";
+    case lock_event_type::lease_expired: return "lease_expired";
+    case lock_event_type::state_changed: return "state_changed";
+    }
+    return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& os, lock_event_type t) { return os << to_string(t); }
 
 }  // namespace zklock

@@ -43,7 +43,7 @@ std::string session::hosts() const
     return h.substr(0, h.find('/'));
 }
 void session::close() noexcept { impl_->close(); }
-session_stats session::stats() const noexcept { return impl_->stats; }
+session_stats session::stats() const { return impl_->snapshot(); }
 
 log_sink stderr_log_sink()
 {
@@ -57,6 +57,12 @@ log_sink stderr_log_sink()
 namespace detail {
 void async_connect(const std::shared_ptr<session_impl>& s, handler<> h) { s->connect(std::move(h)); }
 void async_close(const std::shared_ptr<session_impl>& s, handler<> h) { s->close_and_wait(std::move(h)); }
+void async_stats(const std::shared_ptr<session_impl>& s, handler<session_stats> h)
+{
+    if (!s) return complete_without_session(std::move(h), error_code{}, session_stats{});
+    // Read on the session's executor: the counters are written there. The copy of `s` goes there too.
+    asio::dispatch(s->ex, [s, h = std::move(h)]() mutable { s->post_completion(std::move(h), error_code{}, s->snapshot()); });
+}
 void async_wait_state(const std::shared_ptr<session_impl>& s, session_state from, handler<session_state> h)
 {
     s->wait_state(from, std::move(h));

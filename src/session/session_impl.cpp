@@ -192,6 +192,11 @@ void session_impl::set_state(session_state s)
 {
     if (s == state) return;
     state = s;
+    if (cfg.observer) {
+        lock_event e;
+        e.type = lock_event_type::state_changed, e.state = s;
+        asio::post(ex, [observer = cfg.observer, e] { observer(e); });
+    }
     for (auto it = state_waiters_.begin(); it != state_waiters_.end();) {
         if (it->from != s) {
             post_completion(std::move(it->h), error_code{}, s);
@@ -418,10 +423,38 @@ std::chrono::milliseconds session_impl::one_look_limit() const { return detail::
 void session_impl::finished(request_base* r, int rc)
 {
     inflight_.erase(r->id);
+    auto& kind = kind_stats(r->kind);
+    kind.round_trip.record(std::chrono::steady_clock::now() - r->sent_at);
+    if (rc != ZOK) ++kind.errors[error_name(zk_error(rc))];
     // The deletes held back while this batch was out go now (posted: this runs inside the C client).
     if (r->id == newest_removes_ && !removes_.empty())
         asio::post(ex, [self = shared_from_this()] { self->send_removes(); });
     if (passed_the_leader(r->kind, zk_error(rc)) && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
+}
+
+// --- Statistics -------------------------------------------------------------------------------
+request_stats& session_impl::kind_stats(const char* kind)
+{
+    for (auto& [k, st] : request_kinds_)
+        if (k == kind) return st;
+    return request_kinds_.emplace_back(kind, request_stats{}).second;
+}
+
+session_stats session_impl::snapshot() const
+{
+    session_stats out = stats;
+    out.state = state;
+    out.connections = connections;
+    for (const auto& [kind, st] : request_kinds_) {
+        auto& into = out.requests_by_kind[kind];
+        into.sent += st.sent;
+        for (const auto& [name, n] : st.errors) into.errors[name] += n;
+        into.round_trip.merge(st.round_trip);
+    }
+    if (add_lock_gauges) add_lock_gauges(out);
+    out.locks = lock_stats{};
+    for (const auto& [label, st] : out.by_label) out.locks.merge(st);
+    return out;
 }
 
 // --- Keepalive ----------------------------------------------------------------------------------
@@ -445,6 +478,7 @@ void session_impl::keepalive_tick()
                                     keepalive_in_flight_, state == session_state::connected);
     if (step.send) {
         keepalive_in_flight_ = true;
+        ++stats.keepalives;
         // A sync, not a read: a follower answers reads by itself even when it has lost the leader, which
         // expires sessions; a sync is answered only through the leader.
         sync("/", [w = weak_from_this()](error_code) {

@@ -120,7 +120,15 @@ public:
     /// Counts the connections made: what a request's answer says about the order of the requests sent
     /// beside it holds within one connection (core/sequence_proof.hpp).
     std::uint64_t connections = 0;
+    /// The counters as they run. Its by_label entries are the recipes' (each lock_meter points into one,
+    /// and none is ever erased); snapshot() adds what is computed when asked.
     session_stats stats;
+    /// Adds the recipes' gauges (holders, waiters, contenders) to a snapshot; set by the recipes'
+    /// registry when it is made (the session knows nothing of locks).
+    std::function<void(session_stats&)> add_lock_gauges;
+    /// A consistent copy of the statistics, with the state, the requests by kind, the gauges and the
+    /// totals over the labels filled in (on the executor).
+    session_stats snapshot() const;
     /// One slot for the layer above (the lock recipes keep their per-session state here, recipes/
     /// registry.hpp): the session knows nothing about locks. Touched only on the executor.
     std::shared_ptr<void> extension;
@@ -358,6 +366,10 @@ private:
     std::vector<fault_plan> faults_;
     std::optional<fault_plan> take_fault(const char* kind, bool answered);
 
+    /// Requests by kind, keyed by the kind's string literal (a handful: a linear search costs less than a
+    /// map's; two literals of one text from different files are merged by snapshot()).
+    std::vector<std::pair<const char*, request_stats>> request_kinds_;
+    request_stats& kind_stats(const char* kind);
     std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;
     std::map<std::uint64_t, handler<>> close_waiters_;

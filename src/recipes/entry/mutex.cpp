@@ -10,7 +10,8 @@ std::shared_ptr<lock_queue> lock_queue_for(const std::shared_ptr<session_impl>& 
                                            const mutex_options& o, error_code& refusal)
 {
     if (s && (refusal = lock_path_refusal(*s, path))) return nullptr;
-    const lock_queue_options q{contender_kind::exclusive, {false, o.local_handoff_limit, o.linger}, o.acl};
+    lock_queue_options q{contender_kind::exclusive, {false, o.local_handoff_limit, o.linger}, o.acl};
+    q.stats_label = o.stats_label;
     return find_lock_queue(s, "mutex:" + path, path, q, refusal);
 }
 

@@ -16,8 +16,9 @@ std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<sessi
     auto same = [&](const semaphore_queue& q) { return q.opts == o && q.max_leases == max_leases; };
     auto make = [&]() -> std::shared_ptr<semaphore_queue> {
         // The internal lock only ever has one coroutine of this session (the run's): no hand-off.
-        auto lock = find_lock_queue(s, "semaphore-lock:" + path, path + "/locks",
-                                    {contender_kind::exclusive, {false, 0, false}, o.acl}, refusal);
+        lock_queue_options internal{contender_kind::exclusive, {false, 0, false}, o.acl};
+        internal.stats_label.reset();  // its acquires are the semaphore's, counted there
+        auto lock = find_lock_queue(s, "semaphore-lock:" + path, path + "/locks", internal, refusal);
         if (!lock) return nullptr;
         return std::make_shared<semaphore_queue>(s, path, max_leases, o, std::move(lock));
     };

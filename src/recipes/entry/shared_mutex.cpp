@@ -20,8 +20,9 @@ std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>& s,
                                          const mutex_options& o, error_code& refusal)
 {
     if (s && (refusal = lock_path_refusal(*s, path))) return nullptr;
-    const lock_queue_options q{readers ? contender_kind::reader : contender_kind::writer,
-                               {readers, o.local_handoff_limit, o.linger}, o.acl};
+    lock_queue_options q{readers ? contender_kind::reader : contender_kind::writer,
+                         {readers, o.local_handoff_limit, o.linger}, o.acl};
+    q.stats_label = o.stats_label;
     return find_lock_queue(s, (readers ? "read:" : "write:") + path, path, q, refusal);
 }
 

@@ -1,0 +1,117 @@
+// Counts what one recipe's per-session state does into the session's statistics (zklock/stats.hpp), and
+// tells the session's observer (session_config::observer): the outcome of each acquire, the grants by
+// way, the holds' lengths, the losses. Touched only on the session's executor; a recipe calls it at the
+// one place where each of these happens.
+#pragma once
+
+#include "../session/session_impl.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace zklock::detail {
+
+class lock_meter {
+public:
+    using time_point = std::chrono::steady_clock::time_point;
+
+    /// Counts nothing (a semaphore's internal lock: its acquires are the semaphore's).
+    lock_meter() = default;
+    /// Counts `path`'s figures under `label` in `s`'s statistics, which outlive this meter (the recipe's
+    /// state holds the session).
+    lock_meter(session_impl& s, std::string path, std::string label)
+        : s_(&s), into_(&s.stats.by_label[label]), path_(std::move(path)), label_(std::move(label))
+    {
+    }
+
+    bool counting() const noexcept { return into_ != nullptr; }
+    const std::string& label() const noexcept { return label_; }
+
+    /// An acquire that started at `started` completed at `at` with `ec`; a granted one was served by a
+    /// local hand-off or through ZooKeeper, with `token` (its first guard's).
+    void acquire_done(error_code ec, time_point started, time_point at, bool local_grant, fencing_token token = {})
+    {
+        if (!into_) return;
+        if (!ec) {
+            ++into_->granted;
+            ++(local_grant ? into_->local_grants : into_->zookeeper_grants);
+            into_->wait.record(at - started);
+            if (observed()) {
+                auto e = event(lock_event_type::granted);
+                e.waited = at - started, e.token = token, e.local = local_grant;
+                tell(std::move(e));
+            }
+        } else if (ec == zklock::error::timeout) {
+            ++into_->timed_out;
+        } else if (ec == boost::asio::error::operation_aborted) {
+            ++into_->cancelled;
+        } else {
+            ++into_->failed;
+            ++into_->failures[error_name(ec)];
+            if (ec == zklock::error::schema_mismatch) ++into_->schema_refusals;
+        }
+    }
+    /// `holder` holds from `at` (one guard).
+    void hold_started(std::uint64_t holder, time_point at)
+    {
+        if (into_) held_since_.emplace(holder, at);
+    }
+    /// `holder`'s hold ended at `at`: released, or (`lease_ran_out`) ended by its lease. A holder not
+    /// counted is ignored.
+    void hold_ended(std::uint64_t holder, time_point at, bool lease_ran_out = false)
+    {
+        if (!into_) return;
+        auto it = held_since_.find(holder);
+        if (it == held_since_.end()) return;
+        const auto held = at - it->second;
+        held_since_.erase(it);
+        into_->hold.record(held);
+        if (lease_ran_out) ++into_->leases_run_out;
+        if (observed()) {
+            auto e = event(lease_ran_out ? lock_event_type::lease_expired : lock_event_type::released);
+            e.held = held;
+            tell(std::move(e));
+        }
+    }
+    /// `holds` holds lost the lock for `why` (each counted once, by the recipe, at its first reason).
+    void lost(error_code why, std::uint64_t holds = 1)
+    {
+        if (!into_ || holds == 0) return;
+        into_->losses[error_name(why)] += holds;
+        for (std::uint64_t i = 0; i < holds && observed(); ++i) {
+            auto e = event(lock_event_type::lost);
+            e.reason = why;
+            tell(std::move(e));
+        }
+    }
+    void revocation_received()
+    {
+        if (into_) ++into_->revocations_received;
+    }
+
+private:
+    bool observed() const noexcept { return static_cast<bool>(s_->cfg.observer); }
+    lock_event event(lock_event_type type) const
+    {
+        lock_event e;
+        e.type = type, e.path = path_, e.stats_label = label_;
+        return e;
+    }
+    /// Posted: the observer may start and release locks, which must not run inside the recipe's step.
+    void tell(lock_event e) const
+    {
+        boost::asio::post(s_->ex, [observer = s_->cfg.observer, e = std::move(e)] { observer(e); });
+    }
+
+    session_impl* s_ = nullptr;
+    lock_stats* into_ = nullptr;
+    std::string path_, label_;
+    std::unordered_map<std::uint64_t, time_point> held_since_;
+};
+
+}  // namespace zklock::detail
