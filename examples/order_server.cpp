@@ -1,6 +1,6 @@
 // An order service: a TCP server whose handlers co_await an item's distributed lock.
 //
-//   order_server [--hosts HOSTS] [--port PORT] [--init ITEM=N]... [--lock-timeout MS]
+//   order_server [--hosts HOSTS] [--port PORT] [--init ITEM=N]... [--lock-timeout MS] [--metrics-port PORT]
 //
 // Protocol, one request per line:  "BUY item42\n"  ->  "OK <remaining>\n" | "SOLDOUT\n" | "BUSY\n" | "ERR <why>\n"
 //
@@ -12,7 +12,12 @@
 //
 // Without --hosts the server starts its own ZooKeeper (zklock::testing::server): handy for a try-out,
 // but then it shares its stock with nobody. SIGINT/SIGTERM stop it cleanly (session::async_drain).
+//
+// With --metrics-port, it also serves GET /metrics (HTTP, Boost.Beast) for Prometheus: the session's and
+// the order locks' figures (zklock::write_prometheus, the locks under the stats label "orders"), and its
+// own count of orders handled under a lock (order_server_sections_total).
 #include <zklock/mutex.hpp>
+#include <zklock/prometheus.hpp>
 #include <zklock/session.hpp>
 #include <zklock/testing/server.hpp>
 
@@ -25,17 +30,22 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace asio = boost::asio;
+namespace http = boost::beast::http;
 using asio::ip::tcp;
 using boost::system::error_code;
 using namespace std::chrono_literals;
@@ -49,11 +59,17 @@ struct options {
     unsigned short port = 7000;
     std::vector<std::pair<std::string, int>> init;
     std::chrono::milliseconds lock_timeout{2000};
+    std::optional<unsigned short> metrics_port;  // none: no /metrics; 0: any free port
 };
+
+/// Orders handled while holding their item's lock: one per granted acquire, so that /metrics shows
+/// zklock_acquires_total{lock="orders",outcome="granted"} equal to it once the orders under way are done.
+std::uint64_t sections = 0;
 
 [[noreturn]] void usage(int code)
 {
-    std::cerr << "usage: order_server [--hosts HOSTS] [--port PORT] [--init ITEM=N]... [--lock-timeout MS]\n";
+    std::cerr << "usage: order_server [--hosts HOSTS] [--port PORT] [--init ITEM=N]... [--lock-timeout MS] "
+                 "[--metrics-port PORT]\n";
     std::exit(code);
 }
 
@@ -71,11 +87,12 @@ std::string lock_path(const std::string& item) { return "/zklock-demo/orders/" +
 /// One order: the item's lock (with a timeout), then read-decrement-write of its stock.
 asio::awaitable<std::string> buy(zklock::session& s, const std::string& item, std::chrono::milliseconds timeout)
 {
-    zklock::mutex m(s, lock_path(item));
+    zklock::mutex m(s, lock_path(item), {.stats_label = "orders"});  // one label for every item's lock
     auto [ec, g] = co_await m.acquire(timeout, use_tuple);
     if (ec == zklock::error::timeout) co_return "BUSY\n";  // too many buyers ahead of us
     if (ec == zklock::error::draining) co_return "ERR stopping: try another server\n";
     if (ec) co_return "ERR " + ec.message() + "\n";
+    ++sections;
 
     // We hold the lock: nobody else reads or writes this item's stock until we release it.
     auto [rec, data, st] = co_await s.async_get_data(stock_path(item), use_tuple);
@@ -113,6 +130,47 @@ asio::awaitable<void> serve_connection(tcp::socket sock, zklock::session& s, std
     }
 }
 
+/// GET /metrics over HTTP/1.1 (Boost.Beast): the session's statistics in Prometheus' text format, then
+/// the server's own counter. Read on the session's executor (this one), so session::stats() is allowed.
+asio::awaitable<void> serve_metrics_connection(tcp::socket sock, zklock::session& s)
+{
+    boost::beast::flat_buffer buf;
+    for (;;) {
+        http::request<http::string_body> req;
+        auto [ec, n] = co_await http::async_read(sock, buf, req, use_tuple);
+        if (ec) co_return;  // the scraper left, or sent nonsense
+        http::response<http::string_body> res;
+        res.version(req.version());
+        res.keep_alive(req.keep_alive());
+        if (req.method() == http::verb::get && req.target() == "/metrics") {
+            std::ostringstream body;
+            zklock::write_prometheus(body, s.stats());
+            body << "# HELP order_server_sections_total Orders handled while holding their item's lock.\n"
+                 << "# TYPE order_server_sections_total counter\n"
+                 << "order_server_sections_total " << sections << "\n";
+            res.result(http::status::ok);
+            res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+            res.body() = body.str();
+        } else {
+            res.result(http::status::not_found);
+            res.set(http::field::content_type, "text/plain");
+            res.body() = "try GET /metrics\n";
+        }
+        res.prepare_payload();
+        auto [wec, wn] = co_await http::async_write(sock, res, use_tuple);
+        if (wec || !res.keep_alive()) co_return;
+    }
+}
+
+asio::awaitable<void> serve_metrics(tcp::acceptor& acceptor, zklock::session& s)
+{
+    for (;;) {
+        auto [ec, sock] = co_await acceptor.async_accept(use_tuple);
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        if (!ec) asio::co_spawn(acceptor.get_executor(), serve_metrics_connection(std::move(sock), s), asio::detached);
+    }
+}
+
 /// Sets the stock of each --init item, creating /zklock-demo/stock and the item's node if needed.
 asio::awaitable<void> init_stock(zklock::session& s, const options& o)
 {
@@ -141,6 +199,12 @@ asio::awaitable<void> run(const options& o, const std::string& hosts)
     co_await s.async_connect(asio::use_awaitable);
     co_await init_stock(s, o);
 
+    tcp::acceptor metrics(ex);
+    if (o.metrics_port) {
+        metrics = tcp::acceptor(ex, tcp::endpoint(asio::ip::make_address("127.0.0.1"), *o.metrics_port));
+        std::cout << "metrics on http://127.0.0.1:" << metrics.local_endpoint().port() << "/metrics" << std::endl;
+        asio::co_spawn(ex, serve_metrics(metrics, s), asio::detached);
+    }
     tcp::acceptor acceptor(ex, tcp::endpoint(asio::ip::make_address("127.0.0.1"), o.port));
     std::cout << "order_server listening on 127.0.0.1:" << acceptor.local_endpoint().port() << ", ZooKeeper "
               << hosts << std::endl;
@@ -149,7 +213,9 @@ asio::awaitable<void> run(const options& o, const std::string& hosts)
     // are told to go elsewhere, and the locks pass to the other servers at once, not after a session timeout.
     asio::signal_set stop(ex, SIGINT, SIGTERM);
     stop.async_wait([&](error_code ec, int) {
-        if (!ec) acceptor.close();
+        if (ec) return;
+        acceptor.close();
+        metrics.close();
     });
     for (;;) {
         auto [ec, sock] = co_await acceptor.async_accept(use_tuple);
@@ -182,6 +248,7 @@ int main(int argc, char** argv)
         };
         if (a == "--hosts") o.hosts = next();
         else if (a == "--port") o.port = static_cast<unsigned short>(std::atoi(next().c_str()));
+        else if (a == "--metrics-port") o.metrics_port = static_cast<unsigned short>(std::atoi(next().c_str()));
         else if (a == "--lock-timeout") o.lock_timeout = std::chrono::milliseconds(std::atol(next().c_str()));
         else if (a == "--init") {
             auto v = next();

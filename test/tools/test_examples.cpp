@@ -5,6 +5,8 @@
 
 #include <zklock/testing/server.hpp>
 
+#include <boost/asio/ip/tcp.hpp>
+
 #include <map>
 #include <regex>
 
@@ -29,6 +31,42 @@ std::map<std::string, std::string> summary(const std::string& text)
     }
     return out;
 }
+
+/// GET /metrics from an order_server (HTTP/1.0: the server closes after its answer), as "name{labels}" ->
+/// value; empty if it did not answer 200.
+std::map<std::string, double> scrape(std::uint16_t port)
+{
+    boost::asio::ip::tcp::iostream http("127.0.0.1", std::to_string(port));
+    http << "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" << std::flush;
+    std::string status;
+    std::getline(http, status);
+    std::map<std::string, double> out;
+    if (status.find(" 200 ") == std::string::npos) return out;
+    bool body = false;
+    for (std::string line; std::getline(http, line);) {
+        if (!body) {
+            body = line == "\r" || line.empty();
+            continue;
+        }
+        if (line.empty() || line[0] == '#') continue;
+        const auto space = line.rfind(' ');
+        out[line.substr(0, space)] = std::stod(line.substr(space + 1));
+    }
+    return out;
+}
+
+/// The figures that must add up, from one scrape: the order locks' grants (by way) and the server's
+/// own count of orders handled under a lock.
+struct order_figures {
+    double granted, local, zookeeper, sections;
+    explicit order_figures(std::map<std::string, double> m)
+        : granted(m[R"(zklock_acquires_total{lock="orders",outcome="granted"})"]),
+          local(m[R"(zklock_grants_total{lock="orders",via="local"})"]),
+          zookeeper(m[R"(zklock_grants_total{lock="orders",via="zookeeper"})"]),
+          sections(m["order_server_sections_total"])
+    {
+    }
+};
 
 }  // namespace
 
@@ -59,20 +97,37 @@ BOOST_AUTO_TEST_CASE(two_order_servers_share_one_stock)
     temp_dir dir;
     const auto hosts = zk().connect_string();
     const int initial = 60;
-    const std::uint16_t p1 = free_port(), p2 = free_port();
+    const std::uint16_t p1 = free_port(), p2 = free_port(), m1 = free_port();
     process s1({EXAMPLE_ORDER_SERVER, "--hosts", hosts, "--port", std::to_string(p1), "--init",
-                "widget=" + std::to_string(initial)},
+                "widget=" + std::to_string(initial), "--metrics-port", std::to_string(m1)},
                dir / "s1.out", dir / "s1.err");
     // The second server starts once the first has stocked the item (it prints that before listening).
     BOOST_REQUIRE_MESSAGE(eventually([&] { return listening(p1); }), read_file(dir / "s1.err"));
     process s2({EXAMPLE_ORDER_SERVER, "--hosts", hosts, "--port", std::to_string(p2)}, dir / "s2.out", dir / "s2.err");
     BOOST_REQUIRE_MESSAGE(eventually([&] { return listening(p2); }), read_file(dir / "s2.err"));
 
-    // 8 connections x 15 requests = 120 buyers for 60 widgets.
+    // 8 connections x 15 requests = 120 buyers for 60 widgets; the first server's /metrics is scraped
+    // while they buy: each scrape is one snapshot, in which every grant came one way or the other, and no
+    // order was handled without a grant.
     const auto out = dir / "load.out";
-    BOOST_TEST(run({EXAMPLE_ORDER_LOAD, "--ports", std::to_string(p1) + "," + std::to_string(p2), "--connections", "8",
-                    "--requests", "15", "--item", "widget"},
-                   120s, out) == 0);
+    process load({EXAMPLE_ORDER_LOAD, "--ports", std::to_string(p1) + "," + std::to_string(p2), "--connections", "8",
+                  "--requests", "15", "--item", "widget"},
+                 out, dir / "load.err");
+    int scrapes = 0;
+    while (load.running()) {
+        const order_figures f(scrape(m1));
+        ++scrapes;
+        BOOST_TEST(f.local + f.zookeeper == f.granted);
+        BOOST_TEST(f.sections <= f.granted);
+    }
+    BOOST_TEST(load.wait_for(120s).value_or(-1) == 0);
+    const order_figures after(scrape(m1));
+    BOOST_TEST_MESSAGE(scrapes << " scrapes during the load; afterwards " << after.granted << " granted ("
+                               << after.local << " local), " << after.sections << " orders handled under a lock");
+    BOOST_TEST(scrapes > 0);
+    BOOST_TEST(after.granted == after.sections);  // every grant ran its section, and only those
+    BOOST_TEST(after.local + after.zookeeper == after.granted);
+    BOOST_TEST(after.granted > 0);
     const auto text = read_file(out);
     BOOST_TEST_MESSAGE(text);
     auto s = summary(text);
