@@ -234,7 +234,8 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
     BOOST_TEST(help.find("zklock [OPTIONS] PATH -- COMMAND [ARG...]\n") != std::string::npos);
     BOOST_TEST(help.find("zklock [OPTIONS] -c 'SHELL COMMAND' PATH\n") != std::string::npos);
     BOOST_TEST(std::regex_search(help, std::regex("\n +zklock \\[OPTIONS\\] PATH( +\\(.*\\))?\n")));
-    BOOST_TEST(help.find("zklock [--hosts HOSTS] ls|revoke|break PATH") != std::string::npos);
+    BOOST_TEST(help.find("zklock [--hosts HOSTS] ls|stat [--json] PATH") != std::string::npos);
+    BOOST_TEST(help.find("zklock [--hosts HOSTS] revoke|break PATH") != std::string::npos);
     // So does the README's paragraph on the command (when the source tree is at hand).
     const auto readme = read_file((source_dir() / "README.md").string());
     if (const auto at = readme.find("## The `zklock` command"); at != std::string::npos) {

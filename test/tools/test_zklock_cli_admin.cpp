@@ -1,8 +1,9 @@
 // The `zklock` command's lease and the operators' actions: --lease stops COMMAND and exits 70 saying
 // "lease expired"; `zklock ls` lists a holder and two waiters with their owners and the lease left;
-// `zklock revoke` writes Curator's request into the holder's node; `zklock break` deletes it, and the
-// holder's loss signal stops its COMMAND, but leaves a semaphore waiter's leases. Runs the built binary
-// against a ZooKeeper of its own, on loopback.
+// `zklock stat` shows the same queue in figures, and both say it as JSON with --json; `zklock revoke`
+// writes Curator's request into the holder's node; `zklock break` deletes it, and the holder's loss signal
+// stops its COMMAND, but leaves a semaphore waiter's leases. Runs the built binary against a ZooKeeper of
+// its own, on loopback.
 #define BOOST_TEST_MODULE zklock_cli_admin_tests
 #include "cli_util.hpp"
 
@@ -11,6 +12,7 @@
 #include <boost/asio/detached.hpp>
 
 #include <atomic>
+#include <regex>
 #include <sstream>
 
 #include <unistd.h>
@@ -62,7 +64,12 @@ action_result zklock_action(const std::string& action, const std::string& path, 
 {
     static int n = 0;
     const auto out = dir / ("action-out-" + std::to_string(++n)), err = dir / ("action-err-" + std::to_string(n));
-    const int code = run(zklock_cmd({"--hosts", hosts(), action, path}), 30s, out, err);
+    // "ls --json": the action, then its options.
+    std::vector<std::string> args{"--hosts", hosts()};
+    std::istringstream words(action);
+    for (std::string w; words >> w;) args.push_back(w);
+    args.push_back(path);
+    const int code = run(zklock_cmd(args), 30s, out, err);
     return {code, read_file(out), read_file(err)};
 }
 
@@ -116,6 +123,30 @@ BOOST_AUTO_TEST_CASE(ls_lists_a_holder_and_two_waiters_with_owners)
                          l[3].find(waiter_owners[0] + " ") != std::string::npos;
     BOOST_TEST((in_order || swapped), r.out);
     BOOST_TEST(l[2].find("  -") != std::string::npos);  // no lease for a waiter
+    // The same queue in figures, and as JSON, while it stands.
+    const auto st = zklock_action("stat", path, dir);
+    BOOST_TEST(st.code == 0, st.err);
+    BOOST_TEST(st.out.find("holders           1\n") != std::string::npos, st.out);
+    BOOST_TEST(st.out.find("waiters           2\n") != std::string::npos, st.out);
+    BOOST_TEST(std::regex_search(st.out, std::regex("least lease left  [0-9.]+ s\n")), st.out);
+    BOOST_TEST(st.out.find("revoke requested  no\n") != std::string::npos, st.out);
+    const auto sj = zklock_action("stat --json", path, dir);
+    BOOST_TEST(sj.code == 0, sj.err);
+    BOOST_TEST(std::regex_match(sj.out, std::regex("\\{\"path\":\"" + path + "\",\"holders\":1,\"waiters\":2,"
+                                                   "\"oldest_hold_ms\":[0-9]+,\"least_lease_left_ms\":[0-9]+,"
+                                                   "\"longest_wait_ms\":[0-9]+,\"revoke_requested\":false\\}\n")),
+               sj.out);
+    const auto lj = zklock_action("ls --json", path, dir);
+    BOOST_TEST(lj.code == 0, lj.err);
+    const auto objects = lines_of(lj.out);
+    BOOST_TEST_REQUIRE(objects.size() == 3u, lj.out);
+    BOOST_TEST(objects[0].find("[{\"role\":\"mutex\",\"holds\":true,\"node\":\"" + node + "\",\"owner\":\"" + hostname() +
+                               ":") == 0u,
+               objects[0]);
+    BOOST_TEST(objects[1].find(" {\"role\":\"mutex\",\"holds\":false,") == 0u, objects[1]);
+    BOOST_TEST(objects[1].find("\"lease_left_ms\":null") != std::string::npos, objects[1]);
+    BOOST_TEST(objects[2].back() == ']');
+
     first.proc.reset();  // killed: its session's node goes when the server notices (or at close)
     second_waiter.proc.reset();
     held.proc->signal(SIGTERM);

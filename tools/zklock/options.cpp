@@ -28,7 +28,8 @@ const char* const usage_line = "usage: zklock [OPTIONS] PATH -- COMMAND [ARG...]
                                "       zklock [OPTIONS] PATH   (no COMMAND: print the token, hold until stdin ends)\n"
                                "       zklock [OPTIONS] elect [--id ID] [--style S] [--again] PATH -- COMMAND [ARG...]\n"
                                "       zklock [--hosts HOSTS] leader [--watch] PATH\n"
-                               "       zklock [--hosts HOSTS] ls|revoke|break PATH";
+                               "       zklock [--hosts HOSTS] ls|stat [--json] PATH\n"
+                               "       zklock [--hosts HOSTS] revoke|break PATH";
 
 void print_help()
 {
@@ -129,6 +130,14 @@ Curator's or kazoo's nodes):
                 (mutex, read, write, lease, waiter), HOLDS or WAITS, the node, its owner
                 (the node's data: zklock's owner identity, Curator's client address), its
                 age, and the lease left (by this machine's clock: an estimate). Exit 0.
+  ls --json PATH
+                The same as a JSON array: one object per node, with role, holds, node,
+                owner, age_ms, lease_left_ms (null: no lease), revoke_requested and
+                session_id.
+  stat [--json] PATH
+                The queue in figures: holders, waiters, the oldest hold, the least lease
+                left, the longest wait, and whether a revocation was requested (times by
+                this machine's clock; "-", or null, where there is none). Exit 0.
   revoke PATH   Ask every holder to let go (Curator's revocation: "__REVOKE__" written into
                 its node; a holder decides, a zklock holder by its --on-revoke). Exit 0, or
                 1 if nobody holds PATH.
@@ -395,9 +404,18 @@ std::optional<int> parse(int argc, char** argv, options& o)
         }
     }
     // An operator's action before PATH (a PATH starts with '/', so these cannot be one).
-    if (const std::string_view verb = argv[i]; verb == "ls" || verb == "revoke" || verb == "break") {
-        o.what = verb == "ls" ? action::list : verb == "revoke" ? action::revoke : action::force_break;
-        if (++i >= argc) return usage_error("missing PATH after '" + std::string(verb) + "'");
+    if (const std::string_view verb = argv[i]; verb == "ls" || verb == "stat" || verb == "revoke" || verb == "break") {
+        o.what = verb == "ls"       ? action::list
+                 : verb == "stat"   ? action::stat
+                 : verb == "revoke" ? action::revoke
+                                    : action::force_break;
+        if (++i < argc && std::string_view(argv[i]) == "--json") {
+            if (o.what != action::list && o.what != action::stat)
+                return usage_error("--json is for 'ls' and 'stat', not for '" + std::string(verb) + "'");
+            o.json = true;
+            ++i;
+        }
+        if (i >= argc) return usage_error("missing PATH after '" + std::string(verb) + "'");
         if (i + 1 < argc) return usage_error("'" + std::string(verb) + " PATH' takes no COMMAND");
         if (shell) return usage_error("-c cannot be combined with '" + std::string(verb) + "'");
     }
@@ -406,6 +424,7 @@ std::optional<int> parse(int argc, char** argv, options& o)
                            (o.what == action::elect    ? "elect"
                             : o.what == action::leader ? "leader"
                             : o.what == action::list   ? "ls"
+                            : o.what == action::stat   ? "stat"
                             : o.what == action::revoke ? "revoke"
                                                        : "break") +
                            "'");

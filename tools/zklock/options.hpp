@@ -12,8 +12,9 @@
 namespace zklock_cli {
 
 /// What zklock does with PATH: lock it (and run COMMAND), or an operator's action on someone else's lock.
-/// elect: campaign in the election at PATH and run COMMAND while leading; leader: print who leads PATH.
-enum class action { lock, list, revoke, force_break, elect, leader };
+/// stat: the queue at PATH in figures. elect: campaign in the election at PATH and run COMMAND while
+/// leading; leader: print who leads PATH.
+enum class action { lock, list, stat, revoke, force_break, elect, leader };
 
 /// --on-revoke: when someone asks the holder to let go, keep the lock (ignore), stop COMMAND's job and release
 /// (release), or send SIGUSR1 to the job and let COMMAND decide (signal).
@@ -38,6 +39,7 @@ struct options {
     bool again = false;  // elect --again: campaign again after each term, as a supervisor
     std::string style = "selector";  // elect --style: selector, latch or kazoo (zklock::election_style)
     bool watch = false;  // leader --watch: a line at every change until interrupted
+    bool json = false;   // ls --json, stat --json: JSON instead of text
     std::string path;
     // COMMAND and its arguments, or /bin/sh -c STRING for -c; empty: no COMMAND, hold the lock until stdin
     // ends or a signal comes (hold.cpp).
