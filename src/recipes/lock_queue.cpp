@@ -135,10 +135,11 @@ guard lock_queue::enter(std::uint64_t holder, error_code& why)
 
 void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
 {
-    meter.hold_ended(holder, now());
+    const auto at = now();
+    meter.hold_ended(holder, at);
     stop_lease(holder);
     losses.forget(holder);
-    step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done);
+    step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done, at);
 }
 
 void lock_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
