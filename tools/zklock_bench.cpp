@@ -100,6 +100,7 @@ asio::awaitable<void> uncontended(options o, std::size_t n)
     std::printf("zklock uncontended cycles=%zu cycles_per_s=%.0f acquire_p50_us=%" PRId64 " acquire_p99_us=%" PRId64
                 " release_p50_us=%" PRId64 " linger=%d\n",
                 n, static_cast<double>(n) / secs, pct(acq, .5), pct(acq, .99), pct(rel, .5), o.linger ? 1 : 0);
+    print_library_figures(s.stats().locks, n + 1, pct(acq, .5));  // and the warm-up
 }
 
 // --- contended S T K ------------------------------------------------------------------------------
@@ -109,6 +110,7 @@ struct contended_run : worker_run {  // `left` counts down as the peers' contend
     std::optional<clk::time_point> last_release;
     std::vector<std::int64_t> handoff;
     std::size_t violations = 0;
+    std::uint64_t acquired = 0;
     std::size_t token_regressions = 0;  // a later holder with a smaller fencing token
     zklock::fencing_token last_token;
 };
@@ -120,6 +122,7 @@ asio::awaitable<void> contend(std::shared_ptr<contended_run> r, zklock::mutex m)
     for (bool stop = false; !stop;) {
         auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
         const auto entry = clk::now();
+        ++r->acquired;
         if (r->last_release) r->handoff.push_back(micros(entry - *r->last_release));
         stop = r->left-- <= 0;
         if (r->in_use) ++r->violations;
@@ -164,6 +167,7 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
                 " token_regressions=%zu\n",
                 sessions, threads, sections, static_cast<double>(sections) / secs, pct(r->handoff, .5),
                 pct(r->handoff, .99), r->violations, o.local_handoff_limit, requests, r->token_regressions);
+    print_library_figures(lock_figures(r->sessions), r->acquired + sessions, -1);  // and the warm-ups
     if (r->violations > 0 || r->token_regressions > 0)
         throw std::runtime_error("mutual exclusion violated (violations=" + std::to_string(r->violations) +
                                  ", token_regressions=" + std::to_string(r->token_regressions) + ")");

@@ -14,6 +14,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -164,6 +166,39 @@ inline std::uint64_t zk_requests(const std::vector<zklock::session>& sessions)
     std::uint64_t n = 0;
     for (const auto& s : sessions) n += s.stats().requests;
     return n;
+}
+
+// The library's own figures over the sessions' locks (zklock/stats.hpp), beside the benchmark's timing.
+inline zklock::lock_stats lock_figures(const std::vector<zklock::session>& sessions)
+{
+    zklock::lock_stats all;
+    for (const auto& s : sessions) all.merge(s.stats().locks);
+    return all;
+}
+
+// Prints the library's wait and hold percentiles (each the upper bound of its histogram bucket), and checks
+// them against the benchmark's own: every acquire the benchmark made counted once (`acquires`), and no
+// library wait longer than the benchmark measured around the same acquire (`bench_wait_p50_us`, or -1 where
+// the benchmark does not time the whole acquire), so that both are trusted. Throws on a mismatch.
+inline void print_library_figures(const zklock::lock_stats& l, std::uint64_t acquires, std::int64_t bench_wait_p50_us)
+{
+    const auto wait50 = l.wait.quantile_bound(.5).count(), wait99 = l.wait.quantile_bound(.99).count();
+    // "zklock " first: scripts/bench.sh records its key=value pairs with the scenario's.
+    std::printf("zklock library: lib_granted=%" PRIu64 " lib_local_grants=%" PRIu64 " lib_wait_p50_le_us=%" PRId64
+                " lib_wait_p99_le_us=%" PRId64 " lib_hold_p50_le_us=%" PRId64 " lib_hold_p99_le_us=%" PRId64 "\n",
+                l.granted, l.local_grants, static_cast<std::int64_t>(wait50), static_cast<std::int64_t>(wait99),
+                static_cast<std::int64_t>(l.hold.quantile_bound(.5).count()),
+                static_cast<std::int64_t>(l.hold.quantile_bound(.99).count()));
+    // The bucket below the library's median ends at this bound: the benchmark's median cannot be below it.
+    std::int64_t below = 0;
+    for (auto b : zklock::latency_histogram::upper_bounds_us)
+        if (b < wait50) below = b;
+    if (l.granted != acquires || l.failed + l.timed_out + l.cancelled != 0 || l.hold.count != l.granted ||
+        (bench_wait_p50_us >= 0 && bench_wait_p50_us < below))
+        throw std::runtime_error("the library's statistics disagree with the benchmark's: granted " +
+                                 std::to_string(l.granted) + " of " + std::to_string(acquires) +
+                                 " acquires, median wait at most " + std::to_string(wait50) + " us against " +
+                                 std::to_string(bench_wait_p50_us) + " us");
 }
 
 // The scenarios in files of their own (bench/bench_rw.cpp, bench/bench_semaphore.cpp, bench/bench_scale.cpp).
