@@ -75,7 +75,7 @@ void lock_queue::count_losses()
         counted_loss_ = {};
         return;
     }
-    const auto holders = machine_.holder_ids();
+    const auto& holders = machine_.holder_ids();
     const auto why = machine_.lost(*holders.begin());
     if (why && !counted_loss_) meter.lost(why, holders.size());
     counted_loss_ = why;
