@@ -105,6 +105,11 @@ struct session_config {
     /// Hears every lock event of the session (zklock/lock_event.hpp), on the session's executor: for a
     /// user's own metrics or tracing. Empty (the default): nothing is made or posted for it.
     lock_observer observer{};
+    /// Whether the session counts its locks: session_stats::locks, by_label and the lock gauges. Each
+    /// acquire then costs a few counter increments, two histogram records and a timer entry (measured
+    /// below the benchmark's noise; scripts/bench.sh prints the pair). False: the lock figures stay zero
+    /// and that bookkeeping is skipped; requests, connections and the observer's events are unaffected.
+    bool lock_statistics = true;
 };
 
 }  // namespace zklock

@@ -87,6 +87,9 @@ struct session_stats {
     std::uint64_t renewals = 0;      ///< new sessions opened after an expiry (session_config::on_expiry)
     std::uint64_t connections = 0;   ///< connections made to a server (the first one, then each reconnect)
     std::uint64_t keepalives = 0;    ///< syncs sent to keep a holder's touch fresh (session_config::loss_grace)
+    /// Requests to let go that this session wrote to holders' nodes (zklock/revoke.hpp), counted when the
+    /// server took them; the holders count theirs in lock_stats::revocations_received.
+    std::uint64_t revocations_requested = 0;
     session_state state = session_state::idle;
     std::map<std::string, request_stats> requests_by_kind;
     lock_stats locks;                          ///< every lock of the session

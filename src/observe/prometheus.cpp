@@ -88,22 +88,18 @@ label_list with(const std::map<std::string, std::string>& base, label_list more)
     return l;
 }
 
-/// Every stats label of a session's locks, "" (the unlabelled ones) always among them.
-std::map<std::string, lock_stats> locks_of(const session_stats& s)
-{
-    auto m = s.by_label;
-    m.try_emplace("");
-    return m;
-}
-
-/// A family over the sessions' locks: `each(out, session labels + lock label, stats)`.
+/// A family over the sessions' locks: `each(out, session labels + lock label, stats)`, for every stats
+/// label of each session. The unlabelled locks ("") always have their series, zero if there were none.
 template <class Each>
 void lock_family(std::ostream& os, const std::vector<labelled_stats>& all, std::string_view name,
                  std::string_view type, std::string_view help, Each each)
 {
+    static const lock_stats none{};
     header(os, name, type, help);
-    for (const auto& one : all)
-        for (const auto& [label, st] : locks_of(one.stats)) each(with(one.labels, {{"lock", label}}), st);
+    for (const auto& one : all) {
+        if (!one.stats.by_label.contains("")) each(with(one.labels, {{"lock", ""}}), none);
+        for (const auto& [label, st] : one.stats.by_label) each(with(one.labels, {{"lock", label}}), st);
+    }
 }
 
 void write_session_families(std::ostream& os, const std::vector<labelled_stats>& all)
@@ -118,6 +114,8 @@ void write_session_families(std::ostream& os, const std::vector<labelled_stats>&
     plain_counter("zklock_renewals_total", "New sessions opened after an expiry.", &session_stats::renewals);
     plain_counter("zklock_keepalives_total", "Syncs sent to keep a lock holder's touch fresh.",
                   &session_stats::keepalives);
+    plain_counter("zklock_revocations_requested_total", "Requests to let go that this session sent to holders.",
+                  &session_stats::revocations_requested);
 
     header(os, "zklock_session_state", "gauge", "1 for the session's current state, 0 for the others.");
     for (const auto& one : all)
@@ -153,14 +151,18 @@ void write_lock_families(std::ostream& os, const std::vector<labelled_stats>& al
                         sample(os, "zklock_acquires_total", l, n);
                     }
                 });
-    lock_family(os, all, "zklock_acquire_failures_total", "counter", "Failed acquires, by error.",
-                [&](label_list l, const lock_stats& s) {
-                    l.emplace_back("error", "");
-                    for (const auto& [error, n] : s.failures) {
-                        l.back().second = error;
-                        sample(os, "zklock_acquire_failures_total", l, n);
-                    }
-                });
+    // A counter per key of one of lock_stats' maps (failures by error, losses by reason).
+    auto keyed_counter = [&](std::string_view name, std::string_view help, const char* key,
+                             std::map<std::string, std::uint64_t> lock_stats::*field) {
+        lock_family(os, all, name, "counter", help, [&](label_list l, const lock_stats& s) {
+            l.emplace_back(key, "");
+            for (const auto& [value, n] : s.*field) {
+                l.back().second = value;
+                sample(os, name, l, n);
+            }
+        });
+    };
+    keyed_counter("zklock_acquire_failures_total", "Failed acquires, by error.", "error", &lock_stats::failures);
     lock_family(os, all, "zklock_grants_total", "counter",
                 "Granted acquires, by how: a local hand-off between coroutines, or through ZooKeeper.",
                 [&](label_list l, const lock_stats& s) {
@@ -169,14 +171,7 @@ void write_lock_families(std::ostream& os, const std::vector<labelled_stats>& al
                     l.back().second = "zookeeper";
                     sample(os, "zklock_grants_total", l, s.zookeeper_grants);
                 });
-    lock_family(os, all, "zklock_losses_total", "counter", "Holds that lost the lock, by reason.",
-                [&](label_list l, const lock_stats& s) {
-                    l.emplace_back("reason", "");
-                    for (const auto& [reason, n] : s.losses) {
-                        l.back().second = reason;
-                        sample(os, "zklock_losses_total", l, n);
-                    }
-                });
+    keyed_counter("zklock_losses_total", "Holds that lost the lock, by reason.", "reason", &lock_stats::losses);
     auto lock_counter = [&](std::string_view name, std::string_view type, std::string_view help,
                             std::uint64_t lock_stats::*field) {
         lock_family(os, all, name, type, help, [&](const label_list& l, const lock_stats& s) { sample(os, name, l, s.*field); });

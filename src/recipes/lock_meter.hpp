@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,13 +26,21 @@ public:
     /// Counts nothing (a semaphore's internal lock: its acquires are the semaphore's).
     lock_meter() = default;
     /// Counts `path`'s figures under `label` in `s`'s statistics, which outlive this meter (the recipe's
-    /// state holds the session).
+    /// state holds the session). With session_config::lock_statistics off it counts nothing, unless the
+    /// observer is set: then into a set of its own, which times the holds the observer hears of.
     lock_meter(session_impl& s, std::string path, std::string label)
-        : s_(&s), into_(&s.stats.by_label[label]), path_(std::move(path)), label_(std::move(label))
+        : s_(&s), path_(std::move(path)), label_(std::move(label))
     {
+        if (s.cfg.lock_statistics) {
+            into_ = &s.stats.by_label[label_];
+        } else if (s.cfg.observer) {
+            own_ = std::make_unique<lock_stats>();
+            into_ = own_.get();
+        }
     }
 
-    bool counting() const noexcept { return into_ != nullptr; }
+    /// Whether this meter counts into the session's statistics.
+    bool counting() const noexcept { return into_ != nullptr && !own_; }
     const std::string& label() const noexcept { return label_; }
 
     /// An acquire that started at `started` completed at `at` with `ec`; a granted one was served by a
@@ -114,6 +123,7 @@ private:
 
     session_impl* s_ = nullptr;
     lock_stats* into_ = nullptr;
+    std::unique_ptr<lock_stats> own_;  ///< the set counted into when the session's statistics are off
     std::string path_, label_;
     /// The holds being timed. A vector, not a map: a grant and a release then cost no allocation (a map's
     /// node did, a few percent of a local hand-off).

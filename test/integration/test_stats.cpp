@@ -5,10 +5,12 @@
 #include "test_util.hpp"
 
 #include <zklock/prometheus.hpp>
+#include <zklock/revoke.hpp>
 #include <zklock/semaphore.hpp>
 
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <variant>
 
@@ -365,5 +367,80 @@ BOOST_AUTO_TEST_CASE(an_observer_hears_states_grants_releases_and_losses)
         BOOST_TEST(heard[6].reason == zklock::error::lease_expired);
         BOOST_TEST(heard[8].reason == zklock::error::lock_node_deleted);
         BOOST_TEST(heard[10].state == zklock::session_state::closed);
+    });
+}
+
+// A revocation is counted on both sides: the session that asked (revocations_requested, once the server
+// took the request) and the holder's lock that heard it (revocations_received). A request for a node that
+// is gone is not counted.
+BOOST_AUTO_TEST_CASE(revocations_are_counted_where_asked_and_where_heard)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        mutex m(ss[0], unique_path("stats-revoke"), {.stats_label = "revoked"});
+        auto g = co_await m.acquire(5s, use_awaitable);
+        co_await zklock::async_request_revoke(ss[1], g.node(), use_awaitable);
+        co_await g.async_wait_revoked(use_awaitable);
+        const auto node = g.node();
+        co_await g.release(use_awaitable);
+        auto [gone_ec] = co_await zklock::async_request_revoke(ss[1], node, tuple_awaitable);
+        BOOST_TEST(gone_ec == zklock::zk_errc::no_node);
+        const auto asker = ss[1].stats(), holder = ss[0].stats();
+        BOOST_TEST(asker.revocations_requested == 1u);
+        BOOST_TEST(holder.revocations_requested == 0u);
+        BOOST_TEST(holder.by_label.at("revoked").revocations_received == 1u);
+        BOOST_TEST(holder.locks.revocations_received == 1u);
+        std::ostringstream text;
+        zklock::write_prometheus(text, asker);
+        BOOST_TEST(text.str().find("zklock_revocations_requested_total 1\n") != std::string::npos, text.str());
+    });
+}
+
+// With session_config::lock_statistics off the locks count nothing (their figures and gauges stay zero),
+// while requests are still counted and the observer still hears every grant and release, with its times.
+BOOST_AUTO_TEST_CASE(lock_statistics_off_counts_no_lock_but_the_observer_still_hears)
+{
+    asio::io_context ioc;
+    std::vector<zklock::lock_event> heard;
+    auto quiet_cfg = config_for(shared_server().connect_string());
+    quiet_cfg.lock_statistics = false;
+    auto observed_cfg = quiet_cfg;
+    observed_cfg.observer = [&](const zklock::lock_event& e) { heard.push_back(e); };
+    zklock::session quiet(ioc, quiet_cfg), observed(ioc, observed_cfg);
+    room inside;
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await quiet.async_connect(use_awaitable);
+        co_await observed.async_connect(use_awaitable);
+        const auto path = unique_path("stats-off");
+        mutex a(quiet, path, {.stats_label = "a"}), b(observed, path, {.stats_label = "b"});
+        auto ga = co_await a.acquire(5s, use_awaitable);
+        auto [waiting_ec, waiting] = co_await b.acquire(0s, tuple_awaitable);
+        BOOST_TEST(waiting_ec == zklock::error::timeout);
+        BOOST_TEST(quiet.stats().locks.holders == 0u);  // no gauge either
+        co_await inside.use(5ms);
+        co_await ga.release(use_awaitable);
+        auto gb = co_await b.acquire(5s, use_awaitable);
+        co_await inside.use(5ms);
+        co_await gb.release(use_awaitable);
+        co_await yield();
+        for (auto* s : {&quiet, &observed}) {
+            const auto st = s->stats();
+            BOOST_TEST(st.requests > 0u);
+            BOOST_TEST(st.locks.granted == 0u);
+            BOOST_TEST(st.locks.timed_out == 0u);
+            BOOST_TEST(st.locks.wait.count == 0u);
+            BOOST_TEST(st.locks.hold.count == 0u);
+            BOOST_TEST(st.by_label.empty());
+        }
+        using type = zklock::lock_event_type;
+        BOOST_TEST_REQUIRE(heard.size() >= 2u);
+        const auto& granted = heard[heard.size() - 2];
+        const auto& released = heard.back();
+        BOOST_TEST((granted.type == type::granted));
+        BOOST_TEST(granted.stats_label == "b");
+        BOOST_TEST((released.type == type::released));
+        BOOST_TEST(released.held >= 5ms);
     });
 }

@@ -18,7 +18,10 @@ void async_request_revoke(const std::shared_ptr<session_impl>& s, std::string no
         const auto& ss = op->session();
         if (auto ec = ss->refusal(node)) return op->complete(ec);
         if (!op->send_now()) return;
-        ss->set_data(std::move(node), std::string(revoke_message), -1, [op](error_code ec, stat) { op->complete(ec); });
+        ss->set_data(std::move(node), std::string(revoke_message), -1, [op](error_code ec, stat) {
+            if (!ec) ++op->session()->stats.revocations_requested;
+            op->complete(ec);
+        });
     });
 }
 
