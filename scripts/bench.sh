@@ -121,6 +121,8 @@ describe() {
       --local-handoff-limit) extra+=" local_handoff_limit=$2"; shift 2 ;;
       --hold-us) extra+=" hold_us=$2"; shift 2 ;;
       --linger) extra+=" linger=1"; shift ;;
+      --no-stats) extra+=" stats=off"; shift ;;
+      --stats) extra+=" stats=on"; shift ;;
       *) break ;;
     esac
   done
@@ -218,6 +220,13 @@ for shape in "4 8" "1 32"; do
   { ours contended $shape "$sections"; peer curator contended $shape "$sections"; peer kazoo contended $shape "$sections"; }
 done
 ours --local-handoff-limit 0 contended 4 8 "$sections"  # ablation: every hand-off through ZooKeeper
+# What the library's own statistics cost: local hand-offs (nothing else in a section: the largest share counting
+# can take) with session_config::lock_statistics on and off, in alternate pairs; the summary compares the best
+# of each. (--stats is the default, named so that these runs are told from the 1x32 row above.)
+for _ in 1 2 3; do
+  ours --stats contended 1 32 "$((sections * 100))"
+  ours --no-stats contended 1 32 "$((sections * 100))"
+done
 ours independent 32 "$ours_independent"
 peer curator independent 32 "$peers_independent"; peer kazoo independent 32 "$peers_independent"
 ours rw 4 1 "$sections"; peer curator rw 4 1 "$sections"  # kazoo's bench has no rw or semaphore
@@ -291,6 +300,12 @@ AWK
 )
 
 summary_awk=$(cat <<'AWK'
+  # The statistics pairs: the best of each side, per setup (every run, not only the first as `fig` keeps).
+  FNR > 1 && $2 == "zklock" && $5 == "sections_per_s" && $4 ~ / stats=(on|off)$/ {
+    side = $4 ~ /stats=on$/ ? "on" : "off"
+    if ($6 + 0 > best_stats[$1, side] + 0) best_stats[$1, side] = $6
+    ++stats_runs[$1, side]; stats_shape[$1] = $4; sub(/ stats=(on|off)$/, "", stats_shape[$1])
+  }
   function ratio(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.2f", a / b) }
   function pct(a, b) { return (a == "" || b + 0 == 0) ? "n/a" : sprintf("%.0f%%", 100 * a / b) }
   function dash(v) { return v == "" ? "-" : v }
@@ -388,6 +403,14 @@ summary_awk=$(cat <<'AWK'
       nbehind = 0
 
       work_table()
+
+      if (best_stats[S, "on"] != "" && best_stats[S, "off"] != "") {
+        on = best_stats[S, "on"]; off = best_stats[S, "off"]
+        printf "\nthe library's statistics (session_config::lock_statistics), contended %s, best of %d pairs:\n",
+          stats_shape[S], stats_runs[S, "on"]
+        printf "  on %s sections/s, off %s sections/s: %+.3f us per acquire (%+.1f%%)\n", on, off,
+          1e6 / on - 1e6 / off, 100 * (off / on - 1)
+      }
 
       floors(S)
       if (w != "" || p != "")

@@ -2,7 +2,7 @@
 // Each scenario prints one key=value line with the keys CuratorLockBench and kazoo_lock_bench.py print,
 // so that a script can divide one line by the other; scripts/bench.sh runs them all on one server.
 //
-//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] [--sessions N] [--hold-us US] SCENARIO ARGS...
+//   zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] [--sessions N] [--hold-us US] [--[no-]stats] SCENARIO ARGS...
 //     uncontended N      one session, N sequential acquire/release cycles on one path
 //     contended S T K    S sessions x T coroutines (one thread), K critical sections in total
 //     waiters W [PATHS]  W coroutines queue behind held locks on PATHS paths (default 1), then drain (bench/bench_scale.cpp)
@@ -17,7 +17,9 @@
 //                        string, run until stdin closes or SIGTERM
 // --sessions N runs rw's and semaphore's workers on N sessions instead (their local sharing); --hold-us US
 // keeps their sections open that long (default: the peers' empty sections, one turn of the event loop);
-// --linger is the mutex's and shared_mutex's; --local-handoff-limit applies to every recipe.
+// --linger is the mutex's and shared_mutex's; --local-handoff-limit applies to every recipe. --no-stats turns
+// the sessions' lock statistics off (session_config::lock_statistics), to measure what counting costs
+// (--stats: on, the default).
 //
 // Without --hosts a scenario starts its own server (zklock::testing::server) and stops it at the end.
 #include "bench/common.hpp"
@@ -60,6 +62,8 @@ options parse(int argc, char** argv)
         else if (a == "--linger") o.linger = true;
         else if (a == "--sessions" && has_value) o.sessions = count_arg(argv[++i]);
         else if (a == "--hold-us" && has_value) o.hold_us = count_arg(argv[++i]);
+        else if (a == "--no-stats") o.lock_statistics = false;
+        else if (a == "--stats") o.lock_statistics = true;  // the default, named for scripts/bench.sh's pairs
         else if (a.starts_with("--")) throw usage_error("unknown option or missing value: " + a);
         else o.args.push_back(a);
     }
@@ -83,6 +87,7 @@ asio::awaitable<void> uncontended(options o, std::size_t n)
         auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
         co_await g.release(asio::use_awaitable);
     }
+    const auto warmed_up = s.stats().locks;
     std::vector<std::int64_t> acq, rel;
     acq.reserve(n);
     rel.reserve(n);
@@ -100,7 +105,7 @@ asio::awaitable<void> uncontended(options o, std::size_t n)
     std::printf("zklock uncontended cycles=%zu cycles_per_s=%.0f acquire_p50_us=%" PRId64 " acquire_p99_us=%" PRId64
                 " release_p50_us=%" PRId64 " linger=%d\n",
                 n, static_cast<double>(n) / secs, pct(acq, .5), pct(acq, .99), pct(rel, .5), o.linger ? 1 : 0);
-    print_library_figures(s.stats().locks, n + 1, pct(acq, .5));  // and the warm-up
+    print_library_figures(o, since(s.stats().locks, warmed_up), n, pct(acq, .5));
 }
 
 // --- contended S T K ------------------------------------------------------------------------------
@@ -143,7 +148,7 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
     const auto ex = co_await asio::this_coro::executor;
     auto r = std::make_shared<contended_run>(ex);
     for (std::size_t i = 0; i < sessions; ++i) {
-        r->sessions.push_back(make_session(ex, o.hosts));
+        r->sessions.push_back(make_session(ex, o));
         co_await r->sessions.back().async_connect(asio::use_awaitable);
     }
     const auto path = fresh_path();
@@ -155,6 +160,7 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
         auto g = co_await m.acquire(lock_timeout, asio::use_awaitable);
         co_await g.release(asio::use_awaitable);
     }
+    const auto warmed_up = lock_figures(r->sessions);
     r->left = static_cast<std::int64_t>(sections);
     const auto t0 = clk::now();
     for (auto& s : r->sessions)
@@ -167,7 +173,7 @@ asio::awaitable<void> contended(options o, std::size_t sessions, std::size_t thr
                 " token_regressions=%zu\n",
                 sessions, threads, sections, static_cast<double>(sections) / secs, pct(r->handoff, .5),
                 pct(r->handoff, .99), r->violations, o.local_handoff_limit, requests, r->token_regressions);
-    print_library_figures(lock_figures(r->sessions), r->acquired + sessions, -1);  // and the warm-ups
+    print_library_figures(o, since(lock_figures(r->sessions), warmed_up), r->acquired, -1);
     if (r->violations > 0 || r->token_regressions > 0)
         throw std::runtime_error("mutual exclusion violated (violations=" + std::to_string(r->violations) +
                                  ", token_regressions=" + std::to_string(r->token_regressions) + ")");
@@ -272,7 +278,7 @@ int main(int argc, char** argv)
     } catch (const usage_error& e) {
         std::fprintf(stderr,
                      "zklock_bench: %s\nusage: zklock_bench [--hosts HOSTS] [--local-handoff-limit N] [--linger] "
-                     "[--sessions N] [--hold-us US] uncontended N | contended SESSIONS THREADS SECTIONS | waiters W [PATHS] | "
+                     "[--sessions N] [--hold-us US] [--[no-]stats] uncontended N | contended SESSIONS THREADS SECTIONS | waiters W [PATHS] | "
                      "rw READERS WRITERS SECTIONS | semaphore LEASES WORKERS SECTIONS | independent THREADS CYCLES | "
                      "dropped N | cancel W | floor N | serve [SERVERS]\n",
                      e.what());

@@ -25,6 +25,20 @@ expect() {  # WHAT-THE-LINE-MUST-CONTAIN SCENARIO ARGS...
     echo "$out"
   fi
 }
+# The same, and a text that must not be in its output (WHAT-MUST-NOT-BE-THERE WHAT-MUST SCENARIO ARGS...).
+expect_without() {
+  local unwanted=$1 want=$2 out
+  shift 2
+  if ! out=$("$bench" --hosts "$hosts" "$@"); then
+    echo "FAILED: zklock_bench $* exited non-zero" >&2
+    failed=1
+  elif ! grep -q -- "$want" <<<"$out" || grep -q -- "$unwanted" <<<"$out"; then
+    echo "FAILED: zklock_bench $*: '$want' not in, or '$unwanted' in: $out" >&2
+    failed=1
+  else
+    echo "$out"
+  fi
+}
 expect "cycles_per_s=" uncontended 20
 expect "cycles_per_s=" dropped 20
 expect "violations=0 local_handoff_limit=10" contended 2 4 200
@@ -36,4 +50,10 @@ expect "violations=0" rw 2 1 60
 expect "violations=0" --sessions 1 semaphore 2 4 60
 expect "violations=0" --hold-us 1000 semaphore 2 4 40
 expect "serial_cycles_per_s=" floor 20
+# The library's own counts of the scenario's acquires (after its warm-ups), and none with --no-stats.
+expect "lib_granted=20 " uncontended 20
+expect "lib_granted=40 " independent 4 40
+expect "lib_granted=60 " rw 2 1 60
+expect "lib_granted=40 " semaphore 2 4 40
+expect_without "zklock library" "violations=0" --no-stats contended 2 4 200
 exit "$failed"

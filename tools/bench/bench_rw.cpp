@@ -82,6 +82,7 @@ asio::awaitable<void> rw(options o, std::size_t readers, std::size_t writers, st
                 pct(r->acquire_us, .99), r->violations, r->sessions.size(), r->read_sections, r->write_sections,
                 r->max_readers_inside, r->local_grants, o.local_handoff_limit, o.linger ? 1 : 0,
                 zk_requests(r->sessions), r->token_regressions, r->max_streak);
+    print_library_figures(o, lock_figures(r->sessions), r->acquire_us.size(), pct(r->acquire_us, .5));
     if (r->violations > 0 || r->token_regressions > 0)
         throw std::runtime_error("read/write exclusion violated (violations=" + std::to_string(r->violations) +
                                  ", token_regressions=" + std::to_string(r->token_regressions) + ")");

@@ -86,7 +86,7 @@ asio::awaitable<void> independent(options o, std::size_t threads, std::size_t cy
 {
     const auto ex = co_await asio::this_coro::executor;
     auto r = std::make_shared<worker_run>(ex);
-    r->sessions.push_back(make_session(ex, o.hosts));
+    r->sessions.push_back(make_session(ex, o));
     co_await r->sessions.back().async_connect(asio::use_awaitable);
     const auto base = fresh_path();
     std::vector<zklock::mutex> locks;
@@ -96,6 +96,7 @@ asio::awaitable<void> independent(options o, std::size_t threads, std::size_t cy
         co_await g.release(asio::use_awaitable);
     }
     const auto requests0 = zk_requests(r->sessions);
+    const auto warmed_up = lock_figures(r->sessions);
     r->left = static_cast<std::int64_t>(cycles);
     const auto t0 = clk::now();
     for (auto& m : locks) spawn_worker(r, cycle_own_path(r, m));
@@ -105,6 +106,7 @@ asio::awaitable<void> independent(options o, std::size_t threads, std::size_t cy
                 " acquire_p99_us=%" PRId64 " zk_requests=%" PRIu64 "\n",
                 threads, cycles, static_cast<double>(cycles) / secs, pct(r->acquire_us, .5), pct(r->acquire_us, .99),
                 zk_requests(r->sessions) - requests0);
+    print_library_figures(o, since(lock_figures(r->sessions), warmed_up), r->acquire_us.size(), pct(r->acquire_us, .5));
 }
 
 // --- dropped N: uncontended cycles whose guard is dropped, not awaited -----------------------------

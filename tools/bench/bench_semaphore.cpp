@@ -67,6 +67,7 @@ asio::awaitable<void> semaphore(options o, std::size_t leases, std::size_t worke
                 leases, workers, sections, static_cast<double>(sections) / secs, pct(r->acquire_us, .5),
                 pct(r->acquire_us, .99), r->max_inside, r->violations, r->sessions.size(), r->local_grants,
                 o.local_handoff_limit, zk_requests(r->sessions), r->double_leases);
+    print_library_figures(o, lock_figures(r->sessions), r->acquire_us.size(), pct(r->acquire_us, .5));
     if (r->violations > 0 || r->double_leases > 0)
         throw std::runtime_error("more than " + std::to_string(leases) + " leases held (violations=" +
                                  std::to_string(r->violations) + ", double_leases=" + std::to_string(r->double_leases) +

@@ -45,6 +45,7 @@ struct options {
     bool linger = false;
     std::size_t sessions = 0;       // rw and semaphore: 0 = one session per worker, as the peers
     std::size_t hold_us = 0;        // rw and semaphore: how long a section lasts (0: one turn of the loop)
+    bool lock_statistics = true;    // --no-stats: session_config::lock_statistics off, for the overhead's pair
     std::vector<std::string> args;  // the scenario and its arguments
 };
 
@@ -62,10 +63,11 @@ inline std::int64_t pct(std::vector<std::int64_t> v, double p)
 // A path of its own per run, as the peers do, so runs on one server never meet.
 inline std::string fresh_path() { return "/bench/zklock-" + std::to_string(clk::now().time_since_epoch().count()); }
 
-inline zklock::session make_session(const asio::any_io_executor& ex, const std::string& hosts)
+inline zklock::session make_session(const asio::any_io_executor& ex, const options& o)
 {
     zklock::session_config cfg;
-    cfg.hosts = hosts;
+    cfg.hosts = o.hosts;
+    cfg.lock_statistics = o.lock_statistics;
     cfg.session_timeout = 30s;  // as the peers ask
     cfg.log = zklock::stderr_log_sink();
     cfg.log_threshold = zklock::log_level::error;
@@ -75,7 +77,7 @@ inline zklock::session make_session(const asio::any_io_executor& ex, const std::
 // A session connected to the run's server, as the peers make theirs.
 inline asio::awaitable<zklock::session> connected_session(const options& o)
 {
-    auto s = make_session(co_await asio::this_coro::executor, o.hosts);
+    auto s = make_session(co_await asio::this_coro::executor, o);
     co_await s.async_connect(asio::use_awaitable);
     co_return s;
 }
@@ -118,7 +120,7 @@ struct worker_run {
         const std::size_t n = o.sessions == 0 ? workers : std::min(o.sessions, workers);
         hold = std::chrono::microseconds(o.hold_us);
         for (std::size_t i = 0; i < n; ++i) {
-            sessions.push_back(make_session(ex, o.hosts));
+            sessions.push_back(make_session(ex, o));
             co_await sessions.back().async_connect(asio::use_awaitable);
         }
     }
@@ -176,12 +178,35 @@ inline zklock::lock_stats lock_figures(const std::vector<zklock::session>& sessi
     return all;
 }
 
+// What the library counted between two snapshots (`before` taken after a run's warm-ups): the acquires'
+// outcomes and the wait and hold histograms, so that they cover the same acquires as the benchmark's timing.
+inline zklock::lock_stats since(zklock::lock_stats after, const zklock::lock_stats& before)
+{
+    auto minus = [](zklock::latency_histogram& h, const zklock::latency_histogram& b) {
+        for (std::size_t i = 0; i < h.buckets.size(); ++i) h.buckets[i] -= b.buckets[i];
+        h.count -= b.count;
+        h.sum -= b.sum;
+    };
+    after.granted -= before.granted, after.timed_out -= before.timed_out, after.cancelled -= before.cancelled;
+    after.failed -= before.failed, after.local_grants -= before.local_grants;
+    after.zookeeper_grants -= before.zookeeper_grants;
+    minus(after.wait, before.wait);
+    minus(after.hold, before.hold);
+    return after;
+}
+
 // Prints the library's wait and hold percentiles (each the upper bound of its histogram bucket), and checks
 // them against the benchmark's own: every acquire the benchmark made counted once (`acquires`), and no
 // library wait longer than the benchmark measured around the same acquire (`bench_wait_p50_us`, or -1 where
-// the benchmark does not time the whole acquire), so that both are trusted. Throws on a mismatch.
-inline void print_library_figures(const zklock::lock_stats& l, std::uint64_t acquires, std::int64_t bench_wait_p50_us)
+// the benchmark does not time the whole acquire), so that both are trusted. Throws on a mismatch. With
+// --no-stats it checks that nothing was counted, and prints nothing.
+inline void print_library_figures(const options& o, const zklock::lock_stats& l, std::uint64_t acquires,
+                                  std::int64_t bench_wait_p50_us)
 {
+    if (!o.lock_statistics) {  // --no-stats: nothing was counted, so there is nothing to print or check
+        if (l.granted != 0) throw std::runtime_error("the library counted locks with its statistics off");
+        return;
+    }
     const auto wait50 = l.wait.quantile_bound(.5).count(), wait99 = l.wait.quantile_bound(.99).count();
     // "zklock " first: scripts/bench.sh records its key=value pairs with the scenario's.
     std::printf("zklock library: lib_granted=%" PRIu64 " lib_local_grants=%" PRIu64 " lib_wait_p50_le_us=%" PRId64
