@@ -3,7 +3,8 @@
 # single-threaded ZooKeeper C client, the ZooKeeper server (the tests and the demo start their own), the
 # peers the interop tests and the benchmark run against (Apache Curator, kazoo), gnuplot for the
 # benchmark's chart (scripts/bench.sh), stunnel and openssl for the TLS test, and what the partition
-# tests build networks with (iproute2, iptables, libnetfilter-queue-dev), and Prometheus' promtool.
+# tests build networks with (iproute2, iptables, libnetfilter-queue-dev), man-db for the test that reads
+# zklock(1) as `man zklock`, and Prometheus' promtool.
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -14,6 +15,7 @@ packages=(
   gnuplot-nox
   stunnel4 openssl
   iproute2 iptables libnetfilter-queue-dev
+  man-db
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <memory>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include <sys/stat.h>
 
@@ -242,6 +244,84 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
         const auto section = readme.substr(at, readme.find("\n## ", at + 1) - at);
         for (const auto& word : words) BOOST_TEST(section.find(word) != std::string::npos, "README mentions " << word);
     }
+}
+
+namespace {
+
+/// The options a text names: "-x" and "--name" words (not "--" alone, nor a hyphen inside a word such as
+/// "lock-<seq>"), as a set.
+std::set<std::string> options_named(const std::string& text)
+{
+    std::set<std::string> found;
+    static const std::regex option("(^|[^A-Za-z0-9_-])(--?[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*)(?![A-Za-z0-9_-])");
+    for (std::sregex_iterator it(text.begin(), text.end(), option), end; it != end; ++it) found.insert((*it)[2]);
+    return found;
+}
+
+/// The man page as a reader sees its words: comments dropped, font escapes removed, "\-" as "-".
+std::string manual_text(const std::string& roff)
+{
+    std::string out;
+    std::istringstream in(roff);
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with(".\\\"")) continue;
+        out += std::regex_replace(std::regex_replace(line, std::regex(R"(\\f[BIRP])"), ""), std::regex(R"(\\-)"), "-");
+        out += '\n';
+    }
+    return out;
+}
+
+std::string joined(const std::set<std::string>& words)
+{
+    std::string s;
+    for (const auto& w : words) s += w + " ";
+    return s;
+}
+
+}  // namespace
+
+// zklock(1) and --help name the same options, and the same subcommands; neither may drift from the other.
+BOOST_AUTO_TEST_CASE(the_manual_and_help_name_the_same_options)
+{
+    temp_dir dir;
+    const auto out = dir / "help";
+    BOOST_REQUIRE(run(zklock_cmd({"--help"}), 20s, out) == 0);
+    const auto help = read_file(out);
+    const auto manual = manual_text(read_file((source_dir() / "docs" / "zklock.1").string()));
+    const auto in_help = options_named(help), in_manual = options_named(manual);
+    BOOST_TEST(in_help.size() >= 25u, "--help names " << joined(in_help));
+    for (const auto& o : in_help)
+        BOOST_TEST(in_manual.contains(o), o << " is in --help but not in zklock(1)");
+    for (const auto& o : in_manual)
+        BOOST_TEST(in_help.contains(o), o << " is in zklock(1) but not in --help");
+    for (const std::string sub : {"ls", "stat", "revoke", "break", "elect", "leader"}) {
+        BOOST_TEST(manual.find("\n" + sub + " ") != std::string::npos, "zklock(1) has no entry for " << sub);
+        BOOST_TEST(help.find(" " + sub) != std::string::npos, "--help has no " << sub);
+    }
+    const auto from = manual.find(".SH EXIT STATUS\n"), to = manual.find("\n.SH ", from + 1);
+    BOOST_REQUIRE(from != std::string::npos);
+    const auto exit_status = manual.substr(from, to - from);
+    for (const std::string code : {"0", "1", "64", "69", "70", "75", "126", "127", "129", "130", "143"})
+        BOOST_TEST(std::regex_search(exit_status, std::regex("\n\\.BR? [^\n]*\\b" + code + "\\b")),
+                   "zklock(1)'s EXIT STATUS has no entry for " << code);
+}
+
+// `cmake --install` puts zklock(1) where man finds it: `man zklock` with the prefix's share/man.
+BOOST_AUTO_TEST_CASE(man_zklock_works_after_cmake_install)
+{
+    temp_dir dir;
+    const auto prefix = dir / "prefix";
+    BOOST_REQUIRE(run({ZKLOCK_CMAKE, "--install", ZKLOCK_BUILD_DIR, "--prefix", prefix}, 120s, dir / "install.out",
+                      dir / "install.err") == 0);
+    BOOST_TEST(file_exists(prefix + "/bin/zklock"));
+    const auto page = dir / "page";
+    const int rc = run({"env", "MANPATH=" + prefix + "/share/man", "MANWIDTH=100", "man", "-P", "cat", "zklock"}, 60s,
+                       page, dir / "man.err");
+    BOOST_TEST(rc == 0, "man zklock: " << read_file(dir / "man.err"));
+    const auto text = read_file(page);
+    BOOST_TEST(text.find("zklock - run a command while holding a ZooKeeper lock") != std::string::npos, text);
+    BOOST_TEST(text.find("--on-revoke ACTION") != std::string::npos);
+    BOOST_TEST(text.find("EXIT STATUS") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(version_and_quiet)
