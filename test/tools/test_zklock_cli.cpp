@@ -216,14 +216,20 @@ std::optional<std::string> project_version()
     return m[1].str();
 }
 
+/// What `zklock --help` prints (and checks that it exits 0).
+std::string help_text()
+{
+    temp_dir dir;
+    const auto out = dir / "help";
+    BOOST_TEST_REQUIRE(run(zklock_cmd({"--help"}), 20s, out) == 0);
+    return read_file(out);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
 {
-    temp_dir dir;
-    const auto out = dir / "help";
-    BOOST_TEST(run(zklock_cmd({"--help"}), 20s, out) == 0);
-    const auto help = read_file(out);
+    const auto help = help_text();
     const std::vector<std::string> words = {"--hosts", "--timeout", "--session-timeout", "--kill-after", "-q", "--quiet", "-v",
                                             "--verbose", "-h", "--help", "--version", "ZKLOCK_HOSTS",
                                             "ZKLOCK_FENCING_TOKEN", "ZKLOCK_NODE", "SIGKILL", "64", "69", "70", "75",
@@ -283,10 +289,7 @@ std::string joined(const std::set<std::string>& words)
 // zklock(1) and --help name the same options, and the same subcommands; neither may drift from the other.
 BOOST_AUTO_TEST_CASE(the_manual_and_help_name_the_same_options)
 {
-    temp_dir dir;
-    const auto out = dir / "help";
-    BOOST_REQUIRE(run(zklock_cmd({"--help"}), 20s, out) == 0);
-    const auto help = read_file(out);
+    const auto help = help_text();
     const auto manual = manual_text(read_file((source_dir() / "docs" / "zklock.1").string()));
     const auto in_help = options_named(help), in_manual = options_named(manual);
     BOOST_TEST(in_help.size() >= 25u, "--help names " << joined(in_help));
