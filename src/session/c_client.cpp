@@ -4,11 +4,13 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
-
-#include <netdb.h>
-#include <sys/socket.h>
+#include <cerrno>
+#include <chrono>
 
 namespace zklock::detail {
 
@@ -230,12 +232,36 @@ resolved_hosts resolve_hosts(const std::string& hosts, const zklock::host_resolv
 // it touches that other handles share is harmless unlocked: the request-id counter (a duplicate id is
 // harmless, answers are matched per handle in order) and, only when logging is on, the static log
 // buffers; then it keeps the mutex, so that no log line is garbled.
-void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg)
+namespace {
+// Reads until the peer closes, an error, or `deadline`; then closes `fd` (see close_handle).
+void read_to_end_and_close(int fd, std::chrono::steady_clock::time_point deadline)
 {
-    log_scope scope(lg.get());
-    std::unique_lock<std::mutex> lock(c_client_mutex(), std::defer_lock);
-    if (c_log_level.load() > 0) lock.lock();
-    zookeeper_close(zh);
+    char sink[4096];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        ::pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(std::max<std::chrono::milliseconds::rep>(left.count(), 0)));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) break;  // the time is up, or poll failed
+        const auto n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n > 0) continue;
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        break;  // the server closed its end, or the connection failed
+    }
+    ::close(fd);
+}
+}  // namespace
+
+void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg, int connection)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+    {
+        log_scope scope(lg.get());
+        std::unique_lock<std::mutex> lock(c_client_mutex(), std::defer_lock);
+        if (c_log_level.load() > 0) lock.lock();
+        zookeeper_close(zh);
+    }
+    if (connection >= 0) read_to_end_and_close(connection, deadline);
 }
 
 }  // namespace zklock::detail

@@ -105,7 +105,15 @@ void off_loop(Fn fn)
 }
 
 /// Closes a handle; call it on a helper thread (it may wait seconds for the server).
-void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg);
+///
+/// `connection`, if not -1, is a dup of the handle's socket, taken while it was connected; it is read to
+/// the end and closed here. zookeeper_close sends closeSession and waits for a readable socket, but an
+/// earlier answer still unread makes that wait end at once; its close() with unread bytes then resets
+/// the connection, and the server may drop the closeSession it had not read yet, so the session and its
+/// ephemeral nodes stay until the session expires. The dup keeps the connection open past
+/// zookeeper_close, until the server closes its end (it does once closeSession is done) or 1.5 s after
+/// the close began; then it is closed with nothing unread.
+void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg, int connection = -1);
 
 /// A host string's names as addresses, and the names that did not resolve.
 struct resolved_hosts {

@@ -249,6 +249,17 @@ void session_impl::close_socket()
     sock_ino_ = 0;
 }
 
+int session_impl::release_socket()
+{
+    int fd = -1;
+    if (sock_.is_open() && zh_ && zoo_state(zh_) == ZOO_CONNECTED_STATE) {
+        uncork();
+        fd = sock_.release();  // (pending waits end with operation_aborted; their generation is old by then)
+    }
+    close_socket();
+    return fd;
+}
+
 void session_impl::drop_connection()
 {
     // shutdown() acts on the socket, not the descriptor: our dup reaches the C client's socket.

@@ -298,7 +298,7 @@ void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
         w->error = why;
         if (w->waiter) post_completion(std::move(w->waiter), why, watch_event{});
     }
-    close_socket();
+    const int connection = release_socket();
     timer_.cancel();
     timer_armed_ = false;  // (a cancelled wait leaves the flag as it was: a new handle must arm its own)
     handshake_timer_.cancel();
@@ -307,8 +307,8 @@ void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
         return;
     }
     zoo_set_context(zh_, nullptr);
-    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, then = std::move(then)]() mutable {
-        close_handle(zh, lg);
+    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, connection, then = std::move(then)]() mutable {
+        close_handle(zh, lg, connection);
         if (then) link->post(std::move(then));
     });
 }

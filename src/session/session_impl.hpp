@@ -253,6 +253,9 @@ private:
     bool c_queue_stale_ = false;
     void sync_socket(int fd);
     void close_socket();
+    /// Closes like close_socket, but hands over our dup of a connected socket instead of closing it
+    /// (-1 if not connected): close_handle reads it to the end (see there).
+    int release_socket();
     void set_state(session_state s);
     void enter_final(session_state s, error_code why);
     void track(request_base* r);
