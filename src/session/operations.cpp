@@ -24,6 +24,7 @@ public:
     std::vector<zoo_op_result_t> results;
     std::vector<std::string> op_paths;
     std::vector<std::vector<char>> path_buffers;
+    std::vector<struct Stat> stats;  // where a set_data's stat is written
     std::vector<c_acl> acls;
 
     void complete(error_code ec, Args... args)
@@ -353,6 +354,7 @@ void session_impl::multi_as(const char* kind, std::vector<multi_op> ops, handler
         r.ops.resize(n);
         r.results.resize(n);
         r.path_buffers.resize(n);
+        r.stats.resize(n);
         r.acls.reserve(n);
         // The C client keeps pointers into the ops until the completion: the request owns their strings
         // (op_paths holds each op's path at 2i and its data at 2i+1).
@@ -375,9 +377,8 @@ void session_impl::multi_as(const char* kind, std::vector<multi_op> ops, handler
                         zoo_delete_op_init(&r.ops[i], p, x.version);
                     } else if constexpr (std::is_same_v<T, op::set_data>) {
                         r.op_paths[2 * i + 1] = x.data;
-                        r.results[i].stat = nullptr;
                         zoo_set_op_init(&r.ops[i], p, r.op_paths[2 * i + 1].data(),
-                                        static_cast<int>(r.op_paths[2 * i + 1].size()), x.version, nullptr);
+                                        static_cast<int>(r.op_paths[2 * i + 1].size()), x.version, &r.stats[i]);
                     } else {
                         zoo_check_op_init(&r.ops[i], p, x.version);
                     }
@@ -392,6 +393,8 @@ void session_impl::multi_as(const char* kind, std::vector<multi_op> ops, handler
                                   out[i].ec = zk_error(req->results[i].err);
                                   if (req->ops[i].type == ZOO_CREATE_OP && req->results[i].err == ZOK)
                                       out[i].path = req->path_buffers[i].data();
+                                  if (req->ops[i].type == ZOO_SETDATA_OP && req->results[i].err == ZOK)
+                                      out[i].stat = to_stat(&req->stats[i]);
                               }
                               req->complete(zk_error(rc2), std::move(out));
                           },

@@ -106,6 +106,11 @@ BOOST_AUTO_TEST_CASE(multi_is_all_or_nothing)
         BOOST_TEST(results[0].path == base + "/x");
         auto [ec_get, data, st] = co_await s.async_get_data(base + "/x", tuple_awaitable);
         BOOST_TEST(data == "3");
+        // The set_data's result carries the node's stat after the write (multi_result::stat).
+        BOOST_TEST(results[2].stat.version == 1);
+        BOOST_TEST(results[2].stat.data_length == 1);
+        BOOST_TEST(results[2].stat.mzxid == st.mzxid);
+        BOOST_TEST(results[2].stat.czxid == st.czxid);
 
         // A failing check undoes the whole batch.
         std::vector<zklock::multi_op> guarded{zklock::op::create{base + "/z", ""}, zklock::op::check{base + "/x", 7}};
