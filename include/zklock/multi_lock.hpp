@@ -27,7 +27,9 @@ void async_wait_any_lost(std::vector<hold_ref> holds, handler<error_code> h);
 /// copy of the lock object (a handle: copies share the session's state for the path).
 class lock_item {
 public:
+    /// The mutex `m`; implicit, so that a multi_lock can be given mutexes as they are.
     lock_item(mutex m) : path_(m.path()), start_(starter(std::move(m))) {}  // NOLINT: implicit on purpose
+    /// One lease of the semaphore `s`; implicit, as for a mutex.
     lock_item(semaphore s) : path_(s.path()), rank_(2), start_(starter(std::move(s))) {}  // NOLINT
     /// The write side of `rw`.
     static lock_item exclusive(shared_mutex rw)
@@ -42,6 +44,7 @@ public:
         return lock_item(std::move(path), 1, starter(std::move(rw), true));
     }
 
+    /// The lock's path, by which multi_lock orders the locks and finds a path given twice.
     const std::string& path() const noexcept { return path_; }
     /// The global order every multi_lock takes its locks in: by path, then kind.
     friend bool operator<(const lock_item& a, const lock_item& b)
@@ -49,23 +52,37 @@ public:
         return a.path_ != b.path_ ? a.path_ < b.path_ : a.rank_ < b.rank_;
     }
     /// Starts one acquire, until `d` (none: no deadline).
-    void start(detail::deadline d, detail::handler<guard> h) const { start_(d, std::move(h)); }
+    void start(detail::deadline d, detail::handler<guard> h) const { start_(d, std::nullopt, std::move(h)); }
+    /// Starts one acquire, until `d` (none: no deadline), held at most for `l` once granted (none: no lease).
+    void start(detail::deadline d, detail::lease_length l, detail::handler<guard> h) const
+    {
+        start_(d, l, std::move(h));
+    }
 
 private:
-    using start_fn = std::function<void(detail::deadline, detail::handler<guard>)>;
+    using start_fn = std::function<void(detail::deadline, detail::lease_length, detail::handler<guard>)>;
+    /// What is left until `d`, for the recipes' acquire with a lease (none: more than the clock can count,
+    /// which they take as no deadline).
+    static std::chrono::steady_clock::duration left(detail::deadline d)
+    {
+        return d ? *d - std::chrono::steady_clock::now() : std::chrono::steady_clock::duration::max();
+    }
     lock_item(std::string path, int rank, start_fn fn) : path_(std::move(path)), rank_(rank), start_(std::move(fn)) {}
     template <class Lock>
     static start_fn starter(Lock l)
     {
-        return [l = std::move(l)](detail::deadline d, detail::handler<guard> h) mutable {
-            if (d) l.acquire_until(*d, std::move(h));
+        return [l = std::move(l)](detail::deadline d, detail::lease_length len, detail::handler<guard> h) mutable {
+            if (len) l.acquire(left(d), lease(*len), std::move(h));
+            else if (d) l.acquire_until(*d, std::move(h));
             else l.acquire(std::move(h));
         };
     }
     static start_fn starter(shared_mutex rw, bool read)
     {
-        return [rw = std::move(rw), read](detail::deadline d, detail::handler<guard> h) mutable {
-            if (read && d) rw.acquire_shared_until(*d, std::move(h));
+        return [rw = std::move(rw), read](detail::deadline d, detail::lease_length len, detail::handler<guard> h) mutable {
+            if (len && read) rw.acquire_shared(left(d), lease(*len), std::move(h));
+            else if (len) rw.acquire(left(d), lease(*len), std::move(h));
+            else if (read && d) rw.acquire_shared_until(*d, std::move(h));
             else if (read) rw.acquire_shared(std::move(h));
             else if (d) rw.acquire_until(*d, std::move(h));
             else rw.acquire(std::move(h));
@@ -84,10 +101,14 @@ private:
 class multi_guard {
 public:
     multi_guard() = default;
+    /// Holds the guards `g` as one; they count as taken in the order of `g` (release() lets go in reverse).
     explicit multi_guard(std::vector<guard> g) : guards_(std::move(g)) {}
 
+    /// True until released (it stays true after a loss, as for guard::owns_lock).
     bool owns_lock() const noexcept { return !guards_.empty(); }
+    /// The same as owns_lock().
     explicit operator bool() const noexcept { return owns_lock(); }
+    /// The guard of each lock, in the order they were taken (for each one's node() or token()).
     const std::vector<guard>& guards() const noexcept { return guards_; }
 
     /// The first loss among the locks (see guard::lost); on the sessions' executor.
@@ -178,8 +199,10 @@ namespace detail {
 struct multi_acquire_op {
     std::shared_ptr<const std::vector<lock_item>> items;
     deadline until;
+    lease_length hold_limit;  // for all the locks together, from the first grant
     error_code refusal;
     std::vector<guard> taken;
+    std::chrono::steady_clock::time_point hold_ends{};  // with a hold_limit, once the first lock is held
     enum { starting, answered_at_once, acquiring } state = starting;
 
     template <class Self>
@@ -206,11 +229,20 @@ struct multi_acquire_op {
                 taken.clear();  // released in the background
                 return self.complete(ec, multi_guard{});
             }
+            if (hold_limit && taken.empty()) hold_ends = std::chrono::steady_clock::now() + *hold_limit;
             taken.push_back(std::move(g));
             break;
         }
+        lease_length left = hold_limit;
+        if (hold_limit && !taken.empty()) {
+            left = hold_ends - std::chrono::steady_clock::now();
+            if (*left <= left->zero()) {  // the first lock's lease ran out before the others were held
+                taken.clear();             // released in the background
+                return self.complete(error_code(zklock::error::lease_expired), multi_guard{});
+            }
+        }
         if (taken.size() == items->size()) return self.complete(error_code{}, multi_guard(std::move(taken)));
-        (*items)[taken.size()].start(until, handler<guard>(std::move(self)));
+        (*items)[taken.size()].start(until, left, handler<guard>(std::move(self)));
     }
 };
 }  // namespace detail
@@ -244,6 +276,8 @@ public:
     explicit multi_lock(Lock... locks) : multi_lock(list(std::move(locks)...))
     {
     }
+    /// The locks of `items`, in any order (they are sorted into the global order); for a list built at run
+    /// time. A path given twice makes every acquire fail with `error::conflicting_options`.
     explicit multi_lock(std::vector<lock_item> items)
     {
         std::sort(items.begin(), items.end());
@@ -254,16 +288,38 @@ public:
 
     /// All the locks within `timeout` (zero: one look at each). Completion `void(error_code, multi_guard)`.
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+        requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
     {
         return initiate(detail::deadline_after(timeout), token);
     }
+    /// As above, holding all the locks at most for `l` (see zklock::lease) from the moment the first one is
+    /// held: each later lock takes what is left of `l`, so that all run out together; the loss signals
+    /// (multi_guard::async_wait_lost) then say `error::lease_expired`. If the others are not all held before
+    /// `l` has run out, the acquire fails with `error::lease_expired` and nothing is left held. A lease of
+    /// zero or less fails with `error::invalid_lease`. Completion `void(error_code, multi_guard)`.
+    template <class Rep, class Period, class CompletionToken = asio::deferred_t>
+    auto acquire(std::chrono::duration<Rep, Period> timeout, lease l, CompletionToken&& token = {})
+    {
+        return initiate(detail::deadline_after(timeout), token, l.length);
+    }
+    /// All the locks with no deadline, holding them at most for `l` as above.
+    /// Completion `void(error_code, multi_guard)`.
     template <class CompletionToken = asio::deferred_t>
-        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
+    auto acquire(lease l, CompletionToken&& token = {})
+    {
+        return initiate(detail::deadline{}, token, l.length);
+    }
+    /// All the locks, with no deadline: waits as long as it takes. Completion `void(error_code, multi_guard)`.
+    template <class CompletionToken = asio::deferred_t>
+        requires(!detail::is_duration<std::decay_t<CompletionToken>>::value &&
+                 !std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(CompletionToken&& token = {})
     {
         return initiate(detail::deadline{}, token);
     }
+    /// acquire with a zero timeout: one look at each lock, `error::timeout` if one is not free (nothing is
+    /// left held). Completion `void(error_code, multi_guard)`.
     template <class CompletionToken = asio::deferred_t>
     auto try_acquire(CompletionToken&& token = {})
     {
@@ -282,10 +338,13 @@ private:
         return v;
     }
     template <class CompletionToken>
-    auto initiate(detail::deadline d, CompletionToken& token)
+    auto initiate(detail::deadline d, CompletionToken& token, detail::lease_length l = std::nullopt)
     {
+        // A refusal of the lease is the first lock's, as it would be without a multi_lock.
+        const bool bad_lease = l && *l <= l->zero() && !refusal_;
         return asio::async_compose<CompletionToken, void(error_code, multi_guard)>(
-            detail::multi_acquire_op{items_, d, refusal_, {}}, token);
+            detail::multi_acquire_op{items_, d, l, bad_lease ? error_code(zklock::error::invalid_lease) : refusal_, {}},
+            token);
     }
 
     std::shared_ptr<const std::vector<lock_item>> items_;

@@ -206,3 +206,74 @@ BOOST_AUTO_TEST_CASE(waiting_for_a_loss_ends_with_a_release_or_a_cancellation)
         BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
     });
 }
+
+// A lease bounds the hold of all the locks together, from the first grant (issue 25: multi_lock takes a
+// lease as the other recipes do).
+BOOST_AUTO_TEST_CASE(a_lease_holds_all_the_locks_at_most_that_long)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-lx"), y = unique_path("multi-ly"), z = unique_path("multi-lz");
+        multi_lock m(items(mutex(ss[0], x), lock_item::shared(shared_mutex(ss[0], y)), semaphore(ss[0], z, 1)));
+
+        // Zero is refused before anything is made.
+        auto [ec0, g0] = co_await m.acquire(5s, zklock::lease(0s), tuple_awaitable);
+        BOOST_TEST(ec0 == zklock::error::invalid_lease);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
+
+        // Held together, then all run out: the multi guard hears it, and another session gets each lock.
+        const auto t0 = std::chrono::steady_clock::now();
+        auto g = co_await m.acquire(5s, zklock::lease(400ms), use_awaitable);
+        BOOST_TEST(g.guards().size() == 3u);
+        auto [wec, why] = co_await g.async_wait_lost(tuple_awaitable);
+        const auto held_for = std::chrono::steady_clock::now() - t0;
+        BOOST_TEST(!wec);
+        BOOST_TEST(why == zklock::error::lease_expired);
+        BOOST_TEST(held_for >= 400ms);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {  // the others run out about together
+            for (const auto& one : g.guards())
+                if (one.lost() != zklock::error::lease_expired) co_return false;
+            co_return true;
+        }));
+        mutex other_x(ss[1], x);
+        shared_mutex other_y(ss[1], y);
+        semaphore other_z(ss[1], z, 1);
+        auto gx = co_await other_x.acquire(3s, use_awaitable);
+        auto gy = co_await other_y.acquire(3s, use_awaitable);  // the write side: no reader is left
+        auto gz = co_await other_z.acquire(3s, use_awaitable);
+        co_await g.release(tuple_awaitable);
+        co_await gx.release(use_awaitable);
+        co_await gy.release(use_awaitable);
+        co_await gz.release(use_awaitable);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, y, z + "/leases")));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_before_the_last_lock_fails_the_acquire)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-ox"), y = unique_path("multi-oy");
+        mutex hold_y(ss[1], y);
+        auto gy = co_await hold_y.acquire(5s, use_awaitable);
+        multi_lock m(mutex(ss[0], x), mutex(ss[0], y));
+        zklock::error_code ec{zklock::error::not_held};
+        bool finished = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [e, g] = co_await m.acquire(5s, zklock::lease(200ms), tuple_awaitable);
+            ec = e;
+            finished = true;
+        }, asio::detached);
+        // x is taken first (path order); once its node is there, let y go only after x's lease has run out.
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return !(co_await children(ss[1], x)).empty(); }));
+        co_await pause(300ms);
+        co_await gy.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return finished; }));
+        BOOST_TEST(ec == zklock::error::lease_expired);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
+    });
+}
