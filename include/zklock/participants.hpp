@@ -29,6 +29,9 @@ struct participant {
     std::chrono::system_clock::time_point created;
     bool revoke_requested = false;  ///< "__REVOKE__" was written into it (Curator's Revoker, zklock revoke)
     std::int64_t session_id = 0;    ///< the ZooKeeper session that owns the node
+    /// A zklock semaphore's lease node: the number of leases (N) its session uses. None for other nodes, and
+    /// for Curator's leases (Curator stores no N).
+    std::optional<std::size_t> max_leases;
 };
 
 namespace detail {

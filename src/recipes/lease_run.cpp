@@ -11,7 +11,8 @@ namespace zklock::detail {
 
 lease_run::lease_run(std::shared_ptr<semaphore_queue> q, std::size_t n, bool one_look)
     : q_(q), s_(q->s), internal_lock_(q->internal_lock), path_(q->path), leases_dir_(q->path + "/leases"),
-      prefix_(protected_prefix("lease-", false)), acl_(q->opts.acl),
+      prefix_(protected_prefix("lease-", false)), node_data_(encode_node_data(q->s->cfg.owner, std::nullopt, q->max_leases)),
+      acl_(q->opts.acl),
       machine_(n, q->max_leases, one_look, q->schema_checked, q->last_run_held_at_first_count)
 {
 }
@@ -47,7 +48,7 @@ void lease_run::perform(const lease_run_machine::actions& out)
             break;
         }
         case R::create_lease:
-            s_->create(op::create{leases_dir_ + "/" + prefix_, encode_node_data(s_->cfg.owner, std::nullopt),
+            s_->create(op::create{leases_dir_ + "/" + prefix_, node_data_,
                                   create_mode::ephemeral_sequential, acl_},
                        [self, r = a.round, i = a.index](error_code ec, std::string p, stat st) {
                            self->perform(self->machine_.on_created(r, i, ec, std::move(p), st.czxid));

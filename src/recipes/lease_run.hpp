@@ -24,6 +24,7 @@ private:
     std::shared_ptr<session_impl> s_;
     std::shared_ptr<lock_queue> internal_lock_;
     std::string path_, leases_dir_, prefix_;
+    std::string node_data_;  // of each lease node: the owner, and the N others' `zklock ls` and --limit compare
     zklock::acl acl_;
     lease_run_machine machine_;
     std::uint64_t lock_waiter_ = 0;

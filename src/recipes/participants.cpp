@@ -72,6 +72,7 @@ void read_nodes(const std::shared_ptr<snapshot>& snap)
                 const auto d = decode_node_data(data);
                 p.owner = d.owner;
                 p.revoke_requested = d.revoke_requested;
+                p.max_leases = d.max_leases;
                 if (d.lease_until_ms) p.lease_until = wall::time_point(std::chrono::milliseconds(*d.lease_until_ms));
                 p.created = wall::time_point(std::chrono::milliseconds(st.ctime_ms));
                 p.session_id = st.ephemeral_owner;
@@ -91,7 +92,8 @@ participant entry(std::string node, std::string role, bool holds)
             .lease_until = std::nullopt,
             .created = {},
             .revoke_requested = false,
-            .session_id = 0};
+            .session_id = 0,
+            .max_leases = std::nullopt};
 }
 
 std::string role_of(const child_role& r)

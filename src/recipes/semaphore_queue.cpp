@@ -356,7 +356,7 @@ void semaphore_queue::leases_changed()
 void semaphore_queue::publish_lease(std::uint64_t holder)
 {
     auto& l = held_.at(holder).lease;
-    s->set_data(l.node, encode_node_data(s->cfg.owner, lease_end_ms(holder)), l.data_version,
+    s->set_data(l.node, encode_node_data(s->cfg.owner, lease_end_ms(holder), max_leases), l.data_version,
                 [w = weak_from_this(), holder](error_code ec, stat st) {
                     auto q = w.lock();
                     if (!q || ec || !q->held_.count(holder)) return;  // bad_version: a revocation was written

@@ -127,6 +127,25 @@ BOOST_AUTO_TEST_CASE(a_limit_of_two_lets_two_in)
     BOOST_TEST(eventually([&] { return children(hosts(), p + "/leases").empty(); }));
 }
 
+// zklock's lease nodes record their N (Curator's do not): another N on the same path is warned about.
+BOOST_AUTO_TEST_CASE(a_different_limit_is_warned_about)
+{
+    temp_dir dir;
+    const auto p = unique("limits");
+    const auto go = dir / "go";
+    holder a({"--limit", "2", p}, dir / "a", go);
+    BOOST_TEST(a.holding());
+    const auto err = dir / "err";
+    BOOST_TEST(run(zklock_cmd({"--limit", "2", "--timeout", "5", p, "--", "true"}), 30s, {}, err) == 0);
+    BOOST_TEST(read_file(err).find("warning") == std::string::npos, read_file(err));
+    BOOST_TEST(run(zklock_cmd({"--limit", "3", "--timeout", "5", p, "--", "true"}), 30s, {}, err) == 0);
+    BOOST_TEST(read_file(err).find("warning: other holders of " + p + " use --limit 2, this one 3") != std::string::npos,
+               read_file(err));
+    std::ofstream(go.c_str()) << "go\n";
+    BOOST_TEST(a.finish() == 0);
+    BOOST_TEST(eventually([&] { return children(hosts(), p + "/leases").empty(); }));
+}
+
 BOOST_AUTO_TEST_CASE(a_path_of_another_kind_is_refused)
 {
     temp_dir dir;

@@ -54,7 +54,8 @@ Options:
                      readers, never with a writer (a reader queues behind a waiting writer).
   --write            Take the write side of the read/write lock at PATH: exclusive.
   --limit N          Take one of the N leases of the semaphore at PATH (N from 1 to 1000000;
-                     every user of PATH must give the same N).
+                     every user of PATH must give the same N: zklock warns when
+                     another zklock holder of PATH gave another).
   --timeout SECONDS  Give up (exit 75, or -E's N) if the lock is not held SECONDS after zklock
                      started: connecting counts against it (fractions allowed; 0: one look,
                      give up at once if someone else holds it). Default: wait forever.

@@ -18,6 +18,7 @@
 #include <zklock/error.hpp>
 #include <zklock/guard.hpp>
 #include <zklock/multi_lock.hpp>
+#include <zklock/participants.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -68,6 +70,27 @@ zklock::lock_item lock_of(zklock::session& s, const options& o)
     return zklock::mutex(s, o.path);
 }
 constexpr milliseconds close_limit{2'000};    // waiting for it to confirm the session's end
+
+// Every user of a semaphore must give the same N: with different ones, more may hold it at once than the
+// smaller N allows. Curator stores no N, but zklock's lease nodes do (participant::max_leases): warn when
+// those of PATH name another. A look of at most 1 s; no answer in time, no warning.
+asio::awaitable<void> warn_if_other_limits(zklock::session& s, const options& o)
+{
+    asio::steady_timer give_up(co_await asio::this_coro::executor, milliseconds(1'000));
+    auto looked = co_await (zklock::async_participants(s, o.path, asio::as_tuple(asio::use_awaitable)) ||
+                            give_up.async_wait(asio::as_tuple(asio::use_awaitable)));
+    if (looked.index() != 0) co_return;
+    auto& [ec, people] = std::get<0>(looked);
+    if (ec) co_return;
+    std::set<std::size_t> others;
+    for (const auto& p : people)
+        if (p.max_leases && *p.max_leases != o.limit) others.insert(*p.max_leases);
+    if (others.empty()) co_return;
+    std::string list;
+    for (const auto n : others) list += (list.empty() ? "" : ", ") + std::to_string(n);
+    say("warning: other holders of " + o.path + " use --limit " + list + ", this one " + std::to_string(o.limit) +
+        ": every user of a semaphore must give the same N, or more may hold it at once than the smaller N allows");
+}
 
 // The participant id of `zklock elect` without --id: as the library's default owner, HOSTNAME:PID.
 std::string default_id()
@@ -217,6 +240,7 @@ asio::awaitable<int> run(const options& o)
             say((elect ? "cannot campaign at " : "cannot lock ") + o.path + ": " + ec.message());
             co_return co_await close_and(ex_software);
         }
+        if (o.mode == lock_mode::limit) co_await warn_if_other_limits(s, o);
         // The lease starts now, a moment after the grant; when it runs out the library releases the lock
         // and the loss below stops COMMAND.
         if (o.lease) {

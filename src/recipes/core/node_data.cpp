@@ -6,13 +6,28 @@ namespace zklock::detail {
 
 namespace {
 constexpr std::string_view lease_key = "lease-until-ms=";
+constexpr std::string_view max_leases_key = "max-leases=";
+
+// The number after `key` on `line`, if the line is that key's and the rest is all digits.
+template <class T>
+std::optional<T> number_after(std::string_view key, std::string_view line)
+{
+    if (line.substr(0, key.size()) != key) return std::nullopt;
+    T v{};
+    const auto digits = line.substr(key.size());
+    const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc{} || p != digits.data() + digits.size()) return std::nullopt;
+    return v;
+}
 }
 
-std::string encode_node_data(std::string_view owner, std::optional<std::int64_t> lease_until_ms)
+std::string encode_node_data(std::string_view owner, std::optional<std::int64_t> lease_until_ms,
+                             std::optional<std::size_t> max_leases)
 {
     // A newline in the owner would forge a lease line: the owner is cut at the first one.
     std::string out(owner.substr(0, owner.find('\n')));
     if (lease_until_ms) out += "\n" + std::string(lease_key) + std::to_string(*lease_until_ms);
+    if (max_leases) out += "\n" + std::string(max_leases_key) + std::to_string(*max_leases);
     return out;
 }
 
@@ -29,11 +44,9 @@ node_data decode_node_data(std::string_view data)
         const auto end = rest.find('\n');
         const auto line = rest.substr(0, end);
         rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
-        if (line.substr(0, lease_key.size()) != lease_key) continue;  // a line of a later version: skipped
-        std::int64_t v = 0;
-        const auto digits = line.substr(lease_key.size());
-        const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-        if (ec == std::errc{} && p == digits.data() + digits.size()) out.lease_until_ms = v;
+        // Any other line (a later version's) is skipped.
+        if (auto v = number_after<std::int64_t>(lease_key, line)) out.lease_until_ms = v;
+        if (auto v = number_after<std::size_t>(max_leases_key, line)) out.max_leases = v;
     }
     return out;
 }
