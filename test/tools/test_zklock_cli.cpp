@@ -236,7 +236,7 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
                                             "126", "127", "129", "130", "143", "-n", "--nonblock", "-E",
                                             "--conflict-exit-code", "-c", "--command", "stdin", "/dev/null",
                                             "--lease", "lease expired", "ls PATH", "revoke PATH", "break PATH",
-                                            "--on-revoke", "SIGUSR1", "process group"};
+                                            "--on-revoke", "SIGUSR1", "process group", "--read", "--write", "--limit"};
     for (const auto& word : words) BOOST_TEST(help.find(word) != std::string::npos, "--help mentions " << word);
     // The usage shows the three forms: -- COMMAND, -c, and PATH alone (with at most a remark after it).
     BOOST_TEST(help.find("zklock [OPTIONS] PATH -- COMMAND [ARG...]\n") != std::string::npos);
@@ -244,12 +244,10 @@ BOOST_AUTO_TEST_CASE(help_documents_every_option_and_exit_code)
     BOOST_TEST(std::regex_search(help, std::regex("\n +zklock \\[OPTIONS\\] PATH( +\\(.*\\))?\n")));
     BOOST_TEST(help.find("zklock [--hosts HOSTS] ls|stat [--json] PATH") != std::string::npos);
     BOOST_TEST(help.find("zklock [--hosts HOSTS] revoke|break PATH") != std::string::npos);
-    // So does the README's paragraph on the command (when the source tree is at hand).
-    const auto readme = read_file((source_dir() / "README.md").string());
-    if (const auto at = readme.find("## The `zklock` command"); at != std::string::npos) {
-        const auto section = readme.substr(at, readme.find("\n## ", at + 1) - at);
-        for (const auto& word : words) BOOST_TEST(section.find(word) != std::string::npos, "README mentions " << word);
-    }
+    // So does the command's page of the guide.
+    const auto page = read_file((source_dir() / "docs" / "command.md").string());
+    BOOST_TEST_REQUIRE(!page.empty());
+    for (const auto& word : words) BOOST_TEST(page.find(word) != std::string::npos, "docs/command.md mentions " << word);
 }
 
 namespace {
