@@ -4,7 +4,8 @@
 # peers the interop tests and the benchmark run against (Apache Curator, kazoo), gnuplot for the
 # benchmark's chart (scripts/bench.sh), stunnel and openssl for the TLS test, and what the partition
 # tests build networks with (iproute2, iptables, libnetfilter-queue-dev), man-db for the test that reads
-# zklock(1) as `man zklock`, and Prometheus' promtool.
+# zklock(1) as `man zklock`, doxygen for the reference (docs/Doxyfile, checked by a test), and
+# Prometheus' promtool.
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -16,6 +17,7 @@ packages=(
   stunnel4 openssl
   iproute2 iptables libnetfilter-queue-dev
   man-db
+  doxygen
 )
 missing=()
 for p in "${packages[@]}"; do

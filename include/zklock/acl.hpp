@@ -10,10 +10,12 @@ namespace perm {
 inline constexpr int read = 1, write = 2, create = 4, remove = 8, admin = 16, all = 31;
 }
 
+/// One entry of an ACL: the permissions that one identity (`scheme` and `id`) has on a znode.
 struct acl_entry {
-    int perms = perm::all;
+    int perms = perm::all;         ///< the permissions granted: perm:: bits or-ed together (perm::read | perm::write)
     std::string scheme = "world";  ///< "world", "auth", "digest", "ip", ...
-    std::string id = "anyone";
+    std::string id = "anyone";     ///< who: "anyone" for world, "user:hash" for digest, an address for ip, "" for auth
+    /// Equal when perms, scheme and id are all equal.
     friend bool operator==(const acl_entry&, const acl_entry&) = default;
 };
 

@@ -26,6 +26,7 @@ using host_resolver = std::function<std::vector<std::string>(const std::string& 
 /// A sink that writes "zklock LEVEL: message" to stderr, for programs that want the C client's chatter.
 log_sink stderr_log_sink();
 
+/// One credential that the session adds with zoo_add_auth (see session_config::credentials).
 struct credential {
     std::string scheme = "digest";  ///< ZooKeeper auth scheme
     std::string secret;             ///< for digest: "user:password"
@@ -47,6 +48,8 @@ enum class expiry_policy {
     renew_fail_pending,
 };
 
+/// How a session connects and behaves: the zklock::session constructor takes it, and each field is explained
+/// below.
 struct session_config {
     /// Comma-separated "host:port" list, optionally followed by a chroot: "10.0.0.1:2181,10.0.0.2:2181/app".
     std::string hosts = "127.0.0.1:2181";
@@ -101,6 +104,7 @@ struct session_config {
     std::vector<credential> credentials{};
     /// Where log lines go. Empty: errors and warnings are dropped too (the C client never writes to stderr).
     log_sink log{};
+    /// The most verbose level that reaches `log`: lines at this level or more severe are passed on, the rest dropped.
     log_level log_threshold = log_level::warning;
     /// Hears every lock event of the session (zklock/lock_event.hpp), on the session's executor: for a
     /// user's own metrics or tracing. Empty (the default): nothing is made or posted for it.

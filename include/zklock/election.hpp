@@ -18,6 +18,7 @@ enum class election_style {
     kazoo,     ///< kazoo's Election (a kazoo Lock): "<uuid hex>__lock__N"
 };
 
+/// Options of a candidate, taken by the zklock::election constructor; each field is explained below.
 struct election_options {
     /// ACL of the candidate's node and of the parents created on demand.
     zklock::acl acl = open_acl();
@@ -164,7 +165,9 @@ public:
     {
     }
 
+    /// The election's path, as given to the constructor.
     const std::string& path() const noexcept { return path_; }
+    /// This candidate's participant id, written as its node's data.
     const std::string& id() const noexcept { return id_; }
 
     /// Campaigns for at most `timeout` (zero: leads only if nobody else does). `void(error_code, leadership)`.

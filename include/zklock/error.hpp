@@ -94,7 +94,9 @@ std::string error_name(const boost::system::error_code& ec);
 
 }  // namespace zklock
 
+/// \cond
 template <>
 struct boost::system::is_error_code_enum<zklock::error> : std::true_type {};
 template <>
 struct boost::system::is_error_code_enum<zklock::zk_errc> : std::true_type {};
+/// \endcond

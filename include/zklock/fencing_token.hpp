@@ -17,9 +17,10 @@ namespace zklock {
  * a holder whose lock has been lost (a paused process, an expired session): Kleppmann's fencing.
  */
 struct fencing_token {
-    std::int64_t zxid = 0;
-    std::uint64_t local = 0;
+    std::int64_t zxid = 0;    ///< the lock node's creation zxid: a node created later has a greater one
+    std::uint64_t local = 0;  ///< hand-offs between this session's coroutines while that node was held
 
+    /// Orders tokens by `zxid`, then by `local`: a later tenure compares greater.
     friend constexpr auto operator<=>(const fencing_token&, const fencing_token&) = default;
 
     /// "ZXID.LOCAL" in decimal, e.g. "4294967302.0"; compare tokens as numbers, not as strings.

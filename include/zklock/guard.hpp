@@ -56,14 +56,19 @@ void async_guarded_set_data(hold_ref hold, std::string path, std::string data, i
 class guard {
 public:
     guard() = default;
+    /// Made by the lock recipes when they grant an acquire (`q` is their internal state); applications get
+    /// their guards from an acquire.
     guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::string node, fencing_token token)
         : queue_(std::move(q)), holder_(holder), node_(std::move(node)), token_(token)
     {
     }
+    /// Takes over `o`'s hold; `o` is left empty (it holds nothing, and destroying it releases nothing).
     guard(guard&& o) noexcept
         : queue_(std::move(o.queue_)), holder_(o.holder_), node_(std::move(o.node_)), token_(o.token_)
     {
     }
+    /// Releases what this guard held, in the background (as its destructor would), then takes over `o`'s
+    /// hold; `o` is left empty.
     guard& operator=(guard&& o) noexcept
     {
         if (this != &o) {
@@ -79,10 +84,13 @@ public:
 
     /// True until released (it stays true after a loss: the guard still has to be released).
     bool owns_lock() const noexcept { return queue_ != nullptr; }
+    /// The same as owns_lock().
     explicit operator bool() const noexcept { return owns_lock(); }
 
     /// The full path of the lock node ("/locks/x/_c_<uuid>-lock-0000000007").
     const std::string& node() const noexcept { return node_; }
+    /// This hold's fencing token (the lock node's creation zxid and the count of local hand-offs; see
+    /// fencing_token), for a resource to reject writes from holders that came before.
     fencing_token token() const noexcept { return token_; }
 
     /// Empty while the lock is held; otherwise why it was lost (`error::session_expired`,

@@ -16,7 +16,9 @@ struct leader_info {
     /// What the leader proclaimed during this term (leadership::async_proclaim); none before it did.
     std::optional<std::string> value;
 
+    /// True when somebody leads (`node` is not empty).
     explicit operator bool() const noexcept { return !node.empty(); }
+    /// Equal when id, node, token and value are all equal.
     friend bool operator==(const leader_info&, const leader_info&) = default;
 };
 

@@ -30,6 +30,8 @@ struct lease {
     {
     }
 
+    /// The limit as given, rounded up to the steady clock's ticks: zero when it was not positive or NaN (the
+    /// acquire refuses it), at most a quarter of the clock's range.
     std::chrono::steady_clock::duration length;
 
 private:

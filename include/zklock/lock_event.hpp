@@ -31,7 +31,7 @@ std::ostream& operator<<(std::ostream& os, lock_event_type t);
 /// same things already). A semaphore's events are its leases': one `granted` per acquire (the first
 /// lease's token), one `released` per lease.
 struct lock_event {
-    lock_event_type type = lock_event_type::granted;
+    lock_event_type type = lock_event_type::granted;  ///< what happened; it says which of the fields below are set
     std::string path;         ///< the lock's path (empty for state_changed)
     std::string stats_label;  ///< the lock's stats label (mutex_options::stats_label, ...)
     std::chrono::steady_clock::duration waited{};  ///< granted: from the acquire's start

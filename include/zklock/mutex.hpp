@@ -15,6 +15,8 @@
 
 namespace zklock {
 
+/// Options of a mutex, taken by the zklock::mutex and zklock::shared_mutex constructors; each field is
+/// explained below.
 struct mutex_options {
     /// How many times in a row the lock may pass between coroutines of this session, without a round trip,
     /// once another process waits for it: then the node is released so that the other process gets its
@@ -34,6 +36,7 @@ struct mutex_options {
     /// paths ("orders"), not one per path: each label is a series of its own.
     std::string stats_label{};
 
+    /// Equal when every field is: lock objects of one session on one path must have equal options.
     friend bool operator==(const mutex_options&, const mutex_options&) = default;
 };
 
@@ -94,6 +97,7 @@ public:
     // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
     // the session's executor (detail::executor_owned).
 
+    /// The lock's path, as given to the constructor.
     const std::string& path() const noexcept { return path_; }
 
     /// Waits at most `timeout` (zero: one look, as try_acquire; a timeout too long for the clock, such

@@ -13,8 +13,8 @@ namespace zklock {
 /// One session's snapshot, with labels that tell it from the other sessions of the same output
 /// (e.g. {{"session", "orders"}}).
 struct labelled_stats {
-    std::map<std::string, std::string> labels;
-    session_stats stats;
+    std::map<std::string, std::string> labels;  ///< label names and values added to every series of this session
+    session_stats stats;                         ///< the session's snapshot (session::stats() or session::async_stats)
 };
 
 /**

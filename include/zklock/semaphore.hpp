@@ -12,6 +12,7 @@
 
 namespace zklock {
 
+/// Options of a semaphore, taken by the zklock::semaphore constructor; each field is explained below.
 struct semaphore_options {
     /// How many times in a row a released lease may pass to a coroutine of this session that waits for
     /// one, without a round trip, before it goes back to ZooKeeper so that other processes get a turn.
@@ -21,6 +22,7 @@ struct semaphore_options {
     /// The label this semaphore's figures are counted under (see mutex_options::stats_label).
     std::string stats_label{};
 
+    /// Equal when every field is: semaphore objects of one session on one path must have equal options.
     friend bool operator==(const semaphore_options&, const semaphore_options&) = default;
 };
 
@@ -83,7 +85,9 @@ public:
     // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
     // the session's executor (detail::executor_owned).
 
+    /// The semaphore's path, as given to the constructor.
     const std::string& path() const noexcept { return path_; }
+    /// How many leases may be held at once on the path, as given to the constructor.
     std::size_t max_leases() const noexcept { return max_leases_; }
 
     /// One lease, waiting at most `timeout` (zero: one look). Completion `void(error_code, guard)`.
@@ -100,12 +104,14 @@ public:
     {
         return initiate_one(detail::deadline_after(timeout), token, l.length);
     }
+    /// One lease, waiting until acquired, failed or cancelled. Completion `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
     auto acquire(CompletionToken&& token = {})
     {
         return initiate_one(detail::deadline{}, token);
     }
+    /// One look: a lease if one is free now, else `error::timeout` at once. Completion `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
     auto try_acquire(CompletionToken&& token = {})
     {

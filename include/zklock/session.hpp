@@ -92,16 +92,28 @@ void async_multi(const std::shared_ptr<session_impl>&, std::vector<multi_op>, ha
  */
 class session {
 public:
+    /// The type of the executor that drives the session (see get_executor()).
     using executor_type = asio::any_io_executor;
 
+    /// Makes an idle session on `ex` (a strand if several threads run its io_context) with `config`;
+    /// nothing is sent until async_connect.
     session(executor_type ex, session_config config);
+    /// The same on `ioc`'s executor.
     session(asio::io_context& ioc, session_config config) : session(ioc.get_executor(), std::move(config)) {}
+    /// Takes over the other object's session. The moved-from object is left without one: destroy it or assign
+    /// to it. Its async_stats still works (it reports zeros), lock objects made from it fail with
+    /// `error::no_session`, and nothing else may be called on it.
     session(session&&) noexcept = default;
+    /// Closes this object's own session, as the destructor does, then takes over the other's; the moved-from
+    /// object is left without a session, as after a move construction.
     session& operator=(session&&) noexcept;
     ~session();
 
+    /// The executor the session runs on, as given to the constructor.
     executor_type get_executor() const noexcept;
+    /// The configuration the session was made with (an empty session_config::owner filled in as "hostname:pid").
     const session_config& config() const noexcept;
+    /// Where the session is in its life now (see session_state; async_wait_state waits for a change).
     session_state state() const noexcept;
     /// The server's id for this session (0 until the first connect, and while a renewed session connects).
     std::int64_t id() const noexcept;
@@ -291,6 +303,8 @@ public:
         return initiate_read<std::vector<std::string>, stat>(&detail::async_get_children, std::move(path),
                                                              nullptr, token);
     }
+    /// The same, arming `w` (if the node exists) to fire when a child is created or deleted, or the node is
+    /// deleted.
     template <class CompletionToken = asio::deferred_t>
     auto async_get_children(std::string path, watch& w, CompletionToken&& token = {})
     {

@@ -47,6 +47,7 @@ public:
     // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
     // the session's executor (detail::executor_owned).
 
+    /// The lock's path, as given to the constructor.
     const std::string& path() const noexcept { return path_; }
 
     /// The write side: exclusive. Waits at most `timeout` (zero: one look). `void(error_code, guard)`.
@@ -62,12 +63,15 @@ public:
     {
         return detail::initiate_acquire(token, writers_, write_refusal_, detail::deadline_after(timeout), l.length);
     }
+    /// The write side, waiting until acquired, failed or cancelled. `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value)
     auto acquire(CompletionToken&& token = {})
     {
         return detail::initiate_acquire(token, writers_, write_refusal_, detail::deadline{});
     }
+    /// The write side, one look: the lock if nobody holds it, else `error::timeout` at once.
+    /// `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
     auto try_acquire(CompletionToken&& token = {})
     {
@@ -100,12 +104,15 @@ public:
     {
         return detail::initiate_acquire(token, readers_, read_refusal_, detail::deadline_after(timeout), l.length);
     }
+    /// The read side, waiting until acquired, failed or cancelled. `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
         requires(!detail::is_duration<std::decay_t<CompletionToken>>::value && !std::is_same_v<std::decay_t<CompletionToken>, guard>)
     auto acquire_shared(CompletionToken&& token = {})
     {
         return detail::initiate_acquire(token, readers_, read_refusal_, detail::deadline{});
     }
+    /// The read side, one look: the lock if no writer holds it or waits ahead, else `error::timeout` at
+    /// once. `void(error_code, guard)`.
     template <class CompletionToken = asio::deferred_t>
     auto try_acquire_shared(CompletionToken&& token = {})
     {

@@ -24,8 +24,8 @@ struct latency_histogram {
 
     /// Values per bucket, not cumulative; the last one counts the values above every bound.
     std::array<std::uint64_t, upper_bounds_us.size() + 1> buckets{};
-    std::uint64_t count = 0;
-    std::chrono::microseconds sum{0};
+    std::uint64_t count = 0;           ///< how many values were recorded (the sum of `buckets`)
+    std::chrono::microseconds sum{0};  ///< the sum of the recorded values (negative ones counted as zero)
 
     /// Counts one value (a negative one counts as zero).
     void record(std::chrono::steady_clock::duration d) noexcept;
@@ -45,7 +45,7 @@ struct latency_histogram {
  */
 struct lock_stats {
     // Acquires, by outcome.
-    std::uint64_t granted = 0;
+    std::uint64_t granted = 0;     ///< succeeded: local_grants + zookeeper_grants
     std::uint64_t timed_out = 0;   ///< error::timeout
     std::uint64_t cancelled = 0;   ///< operation_aborted
     std::uint64_t failed = 0;      ///< any other error: see `failures`
@@ -74,7 +74,7 @@ struct lock_stats {
 
 /// The requests of one kind ("create", "remove", "get_children", "multi", ...) a session sent.
 struct request_stats {
-    std::uint64_t sent = 0;
+    std::uint64_t sent = 0;                       ///< requests of this kind handed to the C client
     std::map<std::string, std::uint64_t> errors;  ///< answers other than success, by error_name()
     latency_histogram round_trip;                 ///< from the hand-off to the C client to the answer
 };
@@ -90,7 +90,8 @@ struct session_stats {
     /// Requests to let go that this session wrote to holders' nodes (zklock/revoke.hpp), counted when the
     /// server took them; the holders count theirs in lock_stats::revocations_received.
     std::uint64_t revocations_requested = 0;
-    session_state state = session_state::idle;
+    session_state state = session_state::idle;  ///< the session's state when the snapshot was taken
+    /// The requests handed to ZooKeeper by kind ("create", "get_data", ...): count, errors and round trips.
     std::map<std::string, request_stats> requests_by_kind;
     lock_stats locks;                          ///< every lock of the session
     std::map<std::string, lock_stats> by_label;  ///< the same, by stats label ("" for unlabelled locks)

@@ -34,7 +34,9 @@ void drop_watch(const std::shared_ptr<watch_state>&) noexcept;
 class watch {
 public:
     watch() = default;
+    /// Takes over the other watch; the moved-from watch is left empty: not armed, and destroying it forgets nothing.
     watch(watch&&) noexcept = default;
+    /// Forgets the watch this object held (as destroying it would), then takes over `other`'s; `other` is left empty.
     watch& operator=(watch&& other) noexcept
     {
         if (this != &other) {

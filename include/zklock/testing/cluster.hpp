@@ -25,8 +25,8 @@ namespace zklock::testing {
 
 /// One side of a partition: members and client machines (indices of add_client).
 struct side {
-    std::vector<std::size_t> members;
-    std::vector<std::size_t> clients;
+    std::vector<std::size_t> members;  ///< indices of the cluster's members
+    std::vector<std::size_t> clients;  ///< indices that add_client returned
 };
 
 /// What a member's or client's link does when it is not cut: drop a share of packets, and hold back
@@ -39,6 +39,8 @@ struct link_quality {
 /// A three-server (or N-server) ensemble on loopback. Each member can be stopped and restarted.
 class cluster {
 public:
+    /// Starts `size` members (at least 1) and returns once they serve clients; throws
+    /// std::invalid_argument for 0 and std::runtime_error (with a log tail) if they do not come up.
     explicit cluster(std::size_t size = 3, server_options options = {});
     ~cluster();
     cluster(const cluster&) = delete;
@@ -47,23 +49,29 @@ public:
     /// "127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3", or "10.77.0.1:2181,..." when partitionable (reachable
     /// only from the cluster's client machines).
     std::string connect_string() const;
+    /// The number of members, those added by add_member included.
     std::size_t size() const;
+    /// The port a member takes clients on.
     std::uint16_t client_port(std::size_t member) const;
 
     void stop(std::size_t member);    ///< SIGKILL
     /// Restarts a stopped member; returns once it serves clients again. From any thread: the member keeps
     /// running after the calling thread ends.
     void start(std::size_t member);
+    /// True unless the member was stopped (a frozen member is running).
     bool running(std::size_t member) const;
     /// Suspends a member (SIGSTOP): it keeps its TCP connections but answers nothing, as a partitioned
     /// or paused server would; the others go on without it. `thaw` resumes it.
     void freeze(std::size_t member);
+    /// Resumes a frozen member (SIGCONT).
     void thaw(std::size_t member);
 
     /// Index of the current leader (asks each running member `srvr`); throws if none answers as leader
     /// within `timeout`.
     std::size_t leader(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
+    /// Sends a four-letter command ("srvr", "mntr", "conf", ...) to a member and returns the answer ("" if
+    /// none).
     std::string four_letter(std::size_t member, const std::string& command) const;
 
     // Membership (a cluster made with server_options::reconfig_enabled; others throw not_supported).
@@ -100,6 +108,7 @@ public:
     void isolate_client(std::size_t client);
     /// Sets the quality of a member's or a client's link.
     void degrade_member(std::size_t member, link_quality q);
+    /// The same for a client machine's link (an index of add_client).
     void degrade_client(std::size_t client, link_quality q);
     /// Every link whole again, without loss or delay.
     void heal();

@@ -30,6 +30,7 @@ namespace zklock::testing {
 /// Throws std::runtime_error (with the server's log tail) if it does not come up.
 class server {
 public:
+    /// Starts the server on a free loopback port; returns once it answers `srvr`.
     explicit server(server_options options = {});
     ~server();
     server(const server&) = delete;
@@ -37,6 +38,7 @@ public:
 
     /// "127.0.0.1:PORT", for session_config::hosts.
     std::string connect_string() const;
+    /// The loopback port it takes clients on (kept across stop and start).
     std::uint16_t port() const;
 
     /// Kills the server process (SIGKILL: no clean shutdown, as a crash would be). The data stays.
@@ -44,12 +46,14 @@ public:
     /// Starts it again on the same port with the same data; returns once it answers. From any thread:
     /// the server keeps running after the calling thread ends.
     void start();
+    /// True unless stopped (a frozen server is running).
     bool running() const;
 
     /// Suspends the server process (SIGSTOP), as a network partition or a long pause would: clients lose
     /// their connection while the server keeps its sessions, and expires them once it runs again if they
     /// were away longer than their timeout. `thaw()` resumes it (SIGCONT).
     void freeze();
+    /// Resumes a frozen server (SIGCONT).
     void thaw();
 
     /// Sends a four-letter command ("srvr", "wchc", "mntr", "cons", ...) and returns the answer ("" if none).

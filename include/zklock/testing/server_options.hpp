@@ -6,6 +6,7 @@
 
 namespace zklock::testing {
 
+/// How testing::server and testing::cluster start their ZooKeeper servers; the defaults suit most tests.
 struct server_options {
     /// Milliseconds per ZooKeeper tick. Session timeouts are bounded to [2, 20] ticks by the server,
     /// so a small tick lets tests use short session timeouts.
