@@ -22,7 +22,7 @@ struct labelled_stats {
  * its `# HELP` and `# TYPE`, counters as `_total`, latencies as histograms in seconds (`_bucket` with `le`,
  * `_sum`, `_count`), label values escaped. Lock figures carry a `lock` label: the stats label of the
  * locks (mutex_options::stats_label, ...), empty for unlabelled locks, so that a sum over `lock` is the
- * session's total. The families and their labels are listed in the README's "Observing" section.
+ * session's total. The families and their labels are listed in docs/observing.md.
  */
 void write_prometheus(std::ostream& os, const session_stats& stats);
 /// The same for several sessions in one output: each series also carries its session's `labels`.

@@ -145,6 +145,7 @@ BOOST_AUTO_TEST_CASE(ls_lists_a_holder_and_two_waiters_with_owners)
                objects[0]);
     BOOST_TEST(objects[1].find(" {\"role\":\"mutex\",\"holds\":false,") == 0u, objects[1]);
     BOOST_TEST(objects[1].find("\"lease_left_ms\":null") != std::string::npos, objects[1]);
+    BOOST_TEST(objects[1].find("\"max_leases\":null}") != std::string::npos, objects[1]);  // a mutex's node
     BOOST_TEST(objects[2].back() == ']');
 
     first.proc.reset();  // killed: its session's node goes when the server notices (or at close)

@@ -73,13 +73,15 @@ std::string json(std::string_view text)
 }
 
 std::string json(std::optional<milliseconds> ms) { return ms ? std::to_string(ms->count()) : "null"; }
+std::string json(std::optional<std::size_t> n) { return n ? std::to_string(*n) : "null"; }
 
 std::string json(const zklock::participant& p)
 {
     return "{\"role\":" + json(p.role) + ",\"holds\":" + (p.holds ? "true" : "false") + ",\"node\":" + json(p.node) +
            ",\"owner\":" + json(p.owner) + ",\"age_ms\":" + std::to_string(age_ms(p).count()) +
            ",\"lease_left_ms\":" + json(lease_left_ms(p)) + ",\"revoke_requested\":" +
-           (p.revoke_requested ? "true" : "false") + ",\"session_id\":" + std::to_string(p.session_id) + "}";
+           (p.revoke_requested ? "true" : "false") + ",\"session_id\":" + std::to_string(p.session_id) +
+           ",\"max_leases\":" + json(p.max_leases) + "}";
 }
 
 void print_json(const std::vector<zklock::participant>& list)
