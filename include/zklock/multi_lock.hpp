@@ -23,13 +23,13 @@ namespace detail {
 void async_wait_any_lost(std::vector<hold_ref> holds, handler<error_code> h);
 }  // namespace detail
 
-/// One lock of a multi_lock: a mutex, one side of a shared_mutex, or one lease of a semaphore. It keeps a
+/// One lock of a multi_lock: a mutex, one side of a shared_mutex, or one permit of a semaphore. It keeps a
 /// copy of the lock object (a handle: copies share the session's state for the path).
 class lock_item {
 public:
     /// The mutex `m`; implicit, so that a multi_lock can be given mutexes as they are.
     lock_item(mutex m) : path_(m.path()), start_(starter(std::move(m))) {}  // NOLINT: implicit on purpose
-    /// One lease of the semaphore `s`; implicit, as for a mutex.
+    /// One permit of the semaphore `s`; implicit, as for a mutex.
     lock_item(semaphore s) : path_(s.path()), rank_(2), start_(starter(std::move(s))) {}  // NOLINT
     /// The write side of `rw`.
     static lock_item exclusive(shared_mutex rw)
@@ -124,8 +124,30 @@ public:
      * with `operation_aborted` when all were released or it was cancelled. Signature
      * `void(error_code, error_code reason)`.
      *
-     * Cancellation: any type (a pure wait). Executor: completes on the handler's associated executor.
-     * Thread safety: as for guard::async_wait_lost (the locks may belong to several sessions).
+     * @par Executor
+     * One loss wait per lock, each on its lock's session's executor (the locks may belong to several
+     * sessions); the completion runs on the handler's associated executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * Terminal, partial and total alike (a pure wait): every lock's wait is stopped, and it completes with
+     * `operation_aborted` once they have all answered (at once, but for the hops). The holds are not
+     * affected. A signal after the completion does nothing.
+     *
+     * @par Errors
+     * Success, with the first loss's reason as result (as guard::async_wait_lost: `error::lock_node_deleted`,
+     * `error::ownership_uncertain`, `error::session_expired`, `error::session_closed`, `error::auth_failed`,
+     * `error::lease_expired`); a loss already known completes it at once. `operation_aborted` when every
+     * lock was released first (released ones stop being watched, the others still are), or when cancelled.
+     * `error::not_held` on an empty multi_guard.
+     *
+     * @par Thread safety
+     * May be initiated from any thread or strand (the initiation only reads this multi_guard; nobody may
+     * modify it meanwhile), and cancelled from the thread or strand that owns the signal.
+     *
+     * @par Object lifetimes
+     * The holds are copied when this is called: the multi_guard may be moved meanwhile, and releasing or
+     * destroying it completes the wait with `operation_aborted`. Nothing else needs to be kept; the
+     * sessions' io_contexts and the handler's must run until it completes.
      */
     template <class CompletionToken = asio::deferred_t>
     auto async_wait_lost(CompletionToken&& token = {})
@@ -137,9 +159,42 @@ public:
             token, std::move(holds));
     }
 
-    /// Guarded writes over every lock at once (see guard::async_guarded_multi, whose errors, cancellation
-    /// and `error::outcome_unknown` apply): one check per lock node, then `ops`, as one multi. The locks
-    /// must belong to one session (else `error::not_held`). Signature `void(error_code, std::vector<multi_result>)`.
+    /**
+     * Guarded writes over every lock at once (see guard::async_guarded_multi, whose errors, cancellation
+     * and `error::outcome_unknown` apply): one check per lock node, then `ops`, as one multi. The locks
+     * must belong to one session (else `error::not_held`). Signature
+     * `void(error_code, std::vector<multi_result>)`: the results of `ops` (the checks' are left out).
+     *
+     * @par Executor
+     * The initiation hops onto the locks' session's executor (inline when already there), where the multi
+     * is sent; the completion runs on the handler's associated executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * As guard::async_guarded_multi: before the multi is sent, any type (terminal, partial, total)
+     * completes it at once with `operation_aborted` and nothing is sent. Once sent, terminal and partial
+     * complete it at once with `operation_aborted`, and the write may still be applied (resolve it as for
+     * `error::outcome_unknown`); total is ignored then: it completes with its real result. A signal after
+     * the completion does nothing.
+     *
+     * @par Errors
+     * Success: every operation was applied. `error::outcome_unknown`: sent, and its answer lost (it may or
+     * may not have been applied). Nothing applied: `error::lock_node_deleted` when a check failed (one of
+     * the lock nodes is gone); a lock's loss reason when it is already known (nothing is sent;
+     * `error::ownership_uncertain` is left to the server to decide); the session's end when it had ended
+     * before (`error::session_expired`, `error::session_closed`, `error::auth_failed`, or
+     * `error::not_connected`; nothing is sent); `error::not_held` for an empty multi_guard, a released
+     * lock, or locks of several sessions; else the first failing operation's code (e.g.
+     * `zk_errc::bad_version`, `zk_errc::no_node`). `operation_aborted` when cancelled (above).
+     *
+     * @par Thread safety
+     * May be initiated from any thread or strand (the initiation only reads this multi_guard), and cancelled
+     * from the thread or strand that owns the signal.
+     *
+     * @par Object lifetimes
+     * The holds and `ops` are copied when this is called: the multi_guard may be released or destroyed
+     * meanwhile (the write then meets the server's checks like any other). The session's io_context and the
+     * handler's must run until it completes.
+     */
     template <class CompletionToken = asio::deferred_t>
     auto async_guarded_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
     {
@@ -158,9 +213,34 @@ public:
      * operation is initiated; a deferred release dropped unawaited leaves it holding (as guard::release),
      * so the multi_guard must outlive the initiation.
      *
-     * Cancellation (any type, as for guard::release): completes at once with `operation_aborted`; the
-     * locks not yet released are released in the background. Executor: each step completes on the
-     * handler's associated executor. Thread safety: as for guard::release.
+     * @par Executor
+     * One guard::release after another, each on its lock's session's executor; each step, and the
+     * completion, runs on the handler's associated executor, never inside this call (an empty multi_guard
+     * too, which has no step to take).
+     *
+     * @par Per-operation cancellation
+     * Terminal, partial and total alike (as for guard::release; the operation lets every type through):
+     * the release under way completes at once with `operation_aborted`, and so does the whole; that lock
+     * and those not yet released are released in the background all the same. A signal after the
+     * completion does nothing.
+     *
+     * @par Errors
+     * Success when every lock was released cleanly; else the first error met in the order of release (the
+     * last-taken lock first), as guard::release reports it: a loss reason (`error::lock_node_deleted`,
+     * `error::session_expired`, `error::lease_expired`, ...), the session's end, a ZooKeeper code. Every
+     * lock is released all the same. `operation_aborted` when cancelled. An empty multi_guard completes
+     * with success (where guard::release says `error::not_held`).
+     *
+     * @par Thread safety
+     * May be initiated from any thread or strand, while no other thread uses this multi_guard (the
+     * initiation empties it); the locks may belong to several sessions. Cancel from the thread or strand
+     * that owns the signal, which should be the handler's executor: the steps bind each release's slot
+     * there.
+     *
+     * @par Object lifetimes
+     * The multi_guard must outlive the initiation (a deferred release refers to it until it is awaited);
+     * after that it is empty and may go. The sessions' io_contexts and the handler's must run until it
+     * completes.
      */
     template <class CompletionToken = asio::deferred_t>
     auto release(CompletionToken&& token = {})
@@ -173,6 +253,10 @@ public:
                 if (!started) {
                     self.reset_cancellation_state(asio::enable_total_cancellation());
                     guards = std::exchange(owner->guards_, {});
+                    if (guards.empty()) {  // nothing to release: complete, but never inside the initiating call
+                        started = true;
+                        return asio::post(asio::append(std::move(self), error_code{}));
+                    }
                 }
                 if (started && ec && !first) first = ec;
                 const bool cancelled = started && self.get_cancellation_state().cancelled() != asio::cancellation_type::none;
@@ -248,25 +332,18 @@ struct multi_acquire_op {
 }  // namespace detail
 
 /**
- * Several locks (mutexes, read or write sides of shared_mutexes, semaphore leases, of any sessions),
+ * Several locks (mutexes, read or write sides of shared_mutexes, semaphore permits, of any sessions),
  * taken all together or not at all, under one deadline. They are always taken in one global order
  * (by path), so two multi_locks over overlapping sets never deadlock; a path may appear once.
  *
  * Unlike Curator's InterProcessMultiLock, the timeout covers the whole acquire (not each lock), and a
  * failure or cancellation releases what was taken before completing.
  *
- * @par Errors
- * The first lock's error (`error::timeout`, `error::session_expired`, ...), `operation_aborted` on
- * cancellation, `error::conflicting_options` when one path appears twice. Nothing is left held.
- *
- * @par Per-operation cancellation
- * Any type (terminal, partial, total), at any stage: it reaches the lock being acquired, which gives back
- * what it created (see mutex.hpp); the locks already taken are released in the background; the acquire
- * completes at once with `operation_aborted`. A signal after the completion does nothing.
- *
- * @par Executor, thread safety
- * Steps complete on the handler's associated executor. The lock objects follow their own rules (see
- * mutex.hpp): the acquire may be initiated and cancelled from any thread.
+ * The acquires below say in their own paragraphs on which executor they run and complete, which
+ * cancellation types they support, their errors, their thread safety and what must outlive them. In
+ * short: any cancellation type, at any stage, gives back what was taken; on any error nothing is left
+ * held; steps complete on the handler's associated executor; the lock objects follow their own rules
+ * (see mutex.hpp).
  */
 class multi_lock {
 public:
@@ -286,7 +363,46 @@ public:
         items_ = std::make_shared<const std::vector<lock_item>>(std::move(items));
     }
 
-    /// All the locks within `timeout` (zero: one look at each). Completion `void(error_code, multi_guard)`.
+    /**
+     * All the locks within `timeout` (zero: one look at each; too long for the clock: no deadline).
+     * Completion `void(error_code, multi_guard)`. These paragraphs hold for the overloads below (with a
+     * lease, with no deadline).
+     *
+     * @par Executor
+     * Each lock's acquire runs on its session's executor (the locks may belong to several sessions). The
+     * operation's own steps, which start each next acquire, run on the handler's associated executor, and
+     * so does the completion, never inside this call (a refusal is posted there).
+     *
+     * @par Per-operation cancellation
+     * Terminal, partial and total alike, at any stage (the operation lets every type through to the lock
+     * being acquired): that acquire gives back what it created (see mutex::acquire), the locks already
+     * taken are released in the background, and the acquire completes at once with `operation_aborted`,
+     * nothing left held. A signal after the completion does nothing.
+     *
+     * @par Errors
+     * `error::conflicting_options` when one path appears twice (nothing is tried); `error::invalid_lease`
+     * for a lease of zero or less; `error::lease_expired` when the lease ran out before all the locks were
+     * held; `error::timeout` when the one deadline passed first (or, for a one look, a lock was not free).
+     * Else the error of the lock that failed, as its own acquire reports it (mutex::acquire,
+     * shared_mutex::acquire, shared_mutex::acquire_shared, semaphore::acquire): the session's end
+     * (`error::session_expired`, `error::session_closed`, `error::auth_failed`), `error::not_connected`,
+     * `error::invalid_path`, `error::schema_mismatch`, `error::draining`, the ACL's refusals, a lock object's
+     * own `error::conflicting_options` or `error::no_session`, a semaphore's `error::invalid_permit_count`,
+     * ZooKeeper's codes. `operation_aborted` when cancelled. On any error nothing is left held. With no locks
+     * at all (an empty list), success with an empty multi_guard.
+     *
+     * @par Thread safety
+     * May be initiated from any thread or strand: the initiation only reads this multi_lock (it shares its
+     * list of locks). Cancel from the thread or strand that owns the signal, which should be the handler's
+     * executor: the steps bind each lock acquire's slot there.
+     *
+     * @par Object lifetimes
+     * The operation shares the list of locks (copies of the lock objects, which keep each path's state
+     * alive): this multi_lock may go right after the call. Destroying a session meanwhile closes it: a lock
+     * of it not yet taken fails the acquire with `error::session_closed` (what was taken is released), one
+     * already taken is lost (see multi_guard::lost). The sessions' io_contexts and the handler's must run
+     * until the acquire completes.
+     */
     template <class Rep, class Period, class CompletionToken = asio::deferred_t>
         requires(!std::is_same_v<std::decay_t<CompletionToken>, lease>)
     auto acquire(std::chrono::duration<Rep, Period> timeout, CompletionToken&& token = {})
@@ -318,8 +434,29 @@ public:
     {
         return initiate(detail::deadline{}, token);
     }
-    /// acquire with a zero timeout: one look at each lock, `error::timeout` if one is not free (nothing is
-    /// left held). Completion `void(error_code, multi_guard)`.
+    /**
+     * acquire with a zero timeout: one look at each lock, `error::timeout` if one is not free (nothing is
+     * left held). Completion `void(error_code, multi_guard)`.
+     *
+     * @par Executor
+     * As acquire: each look on its lock's session's executor; the steps and the completion on the
+     * handler's associated executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * As acquire: terminal, partial and total alike, at any stage, complete it at once with
+     * `operation_aborted`; what was taken is given back. A signal after the completion does nothing.
+     *
+     * @par Errors
+     * `error::timeout` when a lock was not free (or ZooKeeper did not answer within its one look's limit).
+     * Otherwise as acquire: `error::conflicting_options` for a path given twice, the failing lock's own
+     * error, `operation_aborted` when cancelled. Nothing is left held.
+     *
+     * @par Thread safety
+     * As acquire: from any thread or strand; cancelled from the thread or strand that owns the signal.
+     *
+     * @par Object lifetimes
+     * As acquire: the operation shares the list of locks; this multi_lock may go right after the call.
+     */
     template <class CompletionToken = asio::deferred_t>
     auto try_acquire(CompletionToken&& token = {})
     {
@@ -340,7 +477,8 @@ private:
     template <class CompletionToken>
     auto initiate(detail::deadline d, CompletionToken& token, detail::lease_length l = std::nullopt)
     {
-        // A refusal of the lease is the first lock's, as it would be without a multi_lock.
+        // A lease of zero or less is refused before any lock is tried, as each recipe would refuse it (and as
+        // an empty list, which has no recipe to ask, must too). The items' own refusal comes first.
         const bool bad_lease = l && *l <= l->zero() && !refusal_;
         return asio::async_compose<CompletionToken, void(error_code, multi_guard)>(
             detail::multi_acquire_op{items_, d, l, bad_lease ? error_code(zklock::error::invalid_lease) : refusal_, {}},

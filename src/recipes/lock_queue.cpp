@@ -23,7 +23,10 @@ void lock_queue::subscribe()
         auto q = w.lock();
         if (!q) return;
         if (renewed(*q->s, st)) q->on_renewal();
-        else if (is_final(st)) q->step([&](local_queue& m) { return m.on_session_final(final_error(st)); });
+        else if (is_final(st)) {
+            q->step([&](local_queue& m) { return m.on_session_final(final_error(st)); });
+            q->end_place_waits(final_error(st));
+        }
         // Reconnected: a waiter may have been kept from a node that became ours while disconnected.
         // (While disconnected nothing is done here: the loss clock runs from the newest answer either way.)
         else if (st == session_state::connected) q->step([](local_queue& m) { return m.on_connected(); });
@@ -176,6 +179,7 @@ error_code lock_queue::lost(std::uint64_t holder) const
 void lock_queue::wait_place(std::uint64_t id, std::size_t known, handler<std::size_t> h)
 {
     if (place_ != known) return s->post_completion(std::move(h), error_code{}, place_);
+    if (is_final(s->state)) return s->post_completion(std::move(h), final_error(s->state), place_);
     place_waiters_.emplace(id, std::make_pair(known, std::move(h)));
     watch_queue();
 }
@@ -210,6 +214,12 @@ void lock_queue::cancel_place(std::uint64_t id)
         place_waiters_.erase(it);
         s->post_completion(std::move(h), error_code(asio::error::operation_aborted), std::size_t{0});
     }
+}
+
+void lock_queue::end_place_waits(error_code why)
+{
+    for (auto& [id, w] : std::exchange(place_waiters_, {}))
+        s->post_completion(std::move(w.second), why, place_);
 }
 
 void lock_queue::set_place(std::size_t place)

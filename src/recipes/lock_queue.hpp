@@ -61,6 +61,8 @@ public:
     /// Completes `h` with this session's place in the queue once it differs from `known`.
     void wait_place(std::uint64_t id, std::size_t known, handler<std::size_t> h);
     void cancel_place(std::uint64_t id);
+    /// Ends every place wait with `why`: the session is over, so no place will change again.
+    void end_place_waits(error_code why);
 
     void on_contender(const contender* c, const contender_action& report) override;
     bool created(const contender* c, const std::string& node, std::uint64_t sent_on) override;

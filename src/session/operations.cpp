@@ -424,9 +424,11 @@ void session_impl::settle_watch(const std::shared_ptr<watch_state>& w, bool arme
         w->at = watch_state::phase::armed;
         return;
     }
-    // The read failed, so the C client did not keep the watcher.
+    // The read failed, so the C client did not keep the watcher. A wait that began while the read was out
+    // ends as a wait on a dropped watch does; left alone, it would wait for an event that cannot come.
     w->at = watch_state::phase::dropped;
     watches_.erase(w->id);
+    if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
 }
 
 void session_impl::on_watch_fired(std::uint64_t wid, int zk_type, const char* path)

@@ -357,6 +357,10 @@ void session_impl::wait_state(session_state from, handler<session_state> h)
         post_completion(std::move(h), error_code{}, state);
         return;
     }
+    if (is_final(state)) {  // nothing can change any more: waiting would never end
+        post_completion(std::move(h), error_code(zklock::error::already_closed), state);
+        return;
+    }
     auto wid = next_state_waiter_++;
     if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())
         slot.assign([w = weak_from_this(), home = ex, wid](asio::cancellation_type) {

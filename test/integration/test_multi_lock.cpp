@@ -175,6 +175,13 @@ BOOST_AUTO_TEST_CASE(a_path_twice_is_refused)
         auto [ec2, g2] = co_await empty.acquire(1s, tuple_awaitable);
         BOOST_TEST(!ec2);
         BOOST_TEST((co_await children(ss[0], x)).empty());
+        // Its release has nothing to do, and still completes as every async operation does: not inside
+        // the initiating call.
+        std::optional<error_code> released;
+        g2.release([&](error_code e) { released = e; });
+        BOOST_TEST(!released.has_value());
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return released.has_value(); }));
+        BOOST_TEST(!*released);
     });
 }
 

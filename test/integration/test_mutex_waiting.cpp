@@ -374,3 +374,36 @@ BOOST_AUTO_TEST_CASE(the_handoff_bound_applies_once_another_process_waits)
         BOOST_TEST((co_await children(ss[1], path)).empty());
     });
 }
+
+// A place wait ends with the session: once it is over, no place changes again, so a waiter of the place
+// hears the session's end (and one that starts afterwards hears it at once), instead of waiting forever.
+BOOST_AUTO_TEST_CASE(a_place_wait_ends_with_the_session)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("place-end");
+        mutex held(ss[0], path), queued(ss[1], path);
+        auto g = co_await held.acquire(5s, use_awaitable);
+        std::optional<error_code> acquire_ec;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec, w] = co_await queued.acquire(30s, tuple_awaitable);
+            acquire_ec = ec;
+        }, asio::detached);
+        const auto place = co_await queued.async_wait_place(0, use_awaitable);
+        BOOST_TEST(place == 1u);  // behind the holder
+        std::optional<std::pair<error_code, std::size_t>> heard;
+        queued.async_wait_place(place, [&](error_code ec, std::size_t p) { heard.emplace(ec, p); });
+        ss[1].close();
+        BOOST_TEST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return heard.has_value(); }));
+        BOOST_TEST(heard->first == zklock::error::session_closed);
+        BOOST_TEST(heard->second == place);  // the last place it had
+        auto [late, late_place] = co_await queued.async_wait_place(place, tuple_awaitable);
+        BOOST_TEST(late == zklock::error::session_closed);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return acquire_ec.has_value(); }));
+        BOOST_TEST(*acquire_ec == zklock::error::session_closed);
+        co_await g.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    });
+}

@@ -59,6 +59,13 @@ BOOST_AUTO_TEST_CASE(a_request_reaches_the_holder_which_lets_go)
         co_await waiting.release(use_awaitable);
         auto [gone] = co_await zklock::async_request_revoke(ss[1], g.node(), tuple_awaitable);
         BOOST_TEST(gone == zklock::zk_errc::no_node);
+        // The root is never a lock node: it is refused, and its data stays as it was.
+        auto [bec, before, before_stat] = co_await ss[1].async_get_data("/", tuple_awaitable);
+        auto [root] = co_await zklock::async_request_revoke(ss[1], "/", tuple_awaitable);
+        BOOST_TEST(root == zklock::error::invalid_path);
+        auto [aec, after, after_stat] = co_await ss[1].async_get_data("/", tuple_awaitable);
+        BOOST_TEST((!bec && !aec));
+        BOOST_TEST(after_stat.version == before_stat.version);
     });
 }
 
@@ -86,7 +93,7 @@ BOOST_AUTO_TEST_CASE(the_wait_ends_with_a_release_or_a_cancellation)
     });
 }
 
-BOOST_AUTO_TEST_CASE(readers_writers_and_leases_hear_it_too)
+BOOST_AUTO_TEST_CASE(readers_writers_and_permits_hear_it_too)
 {
     asio::io_context ioc;
     sessions ss(ioc, 2);
@@ -105,13 +112,13 @@ BOOST_AUTO_TEST_CASE(readers_writers_and_leases_hear_it_too)
         co_await r2.release(use_awaitable);
 
         zklock::semaphore sem(ss[0], unique_path("revoke-sem"), 2);
-        auto lease = co_await sem.acquire(5s, use_awaitable);
+        auto permit = co_await sem.acquire(5s, use_awaitable);
         revocation_wait wl;
-        wl.start(ioc, lease);
-        co_await zklock::async_request_revoke(ss[1], lease.node(), use_awaitable);
+        wl.start(ioc, permit);
+        co_await zklock::async_request_revoke(ss[1], permit.node(), use_awaitable);
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return wl.done; }));
         BOOST_TEST(!wl.ec);
-        co_await lease.release(use_awaitable);
+        co_await permit.release(use_awaitable);
     });
 }
 

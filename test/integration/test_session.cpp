@@ -3,7 +3,10 @@
 #define BOOST_TEST_MODULE zklock session
 #include "session_util.hpp"
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
 using namespace test;
+using namespace boost::asio::experimental::awaitable_operators;
 using zklock::create_mode;
 using zklock::session;
 using zklock::zk_errc;
@@ -28,6 +31,10 @@ BOOST_AUTO_TEST_CASE(connects_and_reports_its_state)
         BOOST_TEST(st == zklock::session_state::closed);
         auto [ec2] = co_await s.async_connect(tuple_awaitable);
         BOOST_TEST(ec2 == zklock::error::already_closed);
+        // Nothing can change after a final state: a wait for a change from it ends at once.
+        auto [ec3, st3] = co_await s.async_wait_state(zklock::session_state::closed, tuple_awaitable);
+        BOOST_TEST(ec3 == zklock::error::already_closed);
+        BOOST_TEST(st3 == zklock::session_state::closed);
     });
 }
 
@@ -181,6 +188,19 @@ BOOST_AUTO_TEST_CASE(watches_fire_once_and_leave_nothing_on_the_server)
         zklock::watch never;
         auto [nec, nev] = co_await never.async_wait(tuple_awaitable);
         BOOST_TEST(nec == zklock::error::watch_not_armed);
+
+        // A wait begun while its read is still out ends when the read fails (no node: nothing is watched),
+        // as a wait on a dropped watch does, instead of waiting for an event that cannot come.
+        zklock::watch missing;
+        std::optional<error_code> read_ec;
+        s.async_get_data(base + "/missing", missing, [&](error_code e, auto&&...) { read_ec = e; });
+        asio::steady_timer hang(ioc, 10s);
+        auto waited = co_await (missing.async_wait(tuple_awaitable) || hang.async_wait(tuple_awaitable));
+        BOOST_TEST_REQUIRE(waited.index() == 0u, "the wait outlived its failed read by 10 s");
+        BOOST_TEST(std::get<0>(std::get<0>(waited)) == asio::error::operation_aborted);
+        co_await s.async_exists("/", use_awaitable);  // a round trip: the read's own completion has run by then
+        BOOST_TEST((read_ec == error_code(zklock::zk_errc::no_node)));
+        BOOST_TEST(!missing.armed());
     });
 }
 
