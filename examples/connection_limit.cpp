@@ -1,6 +1,6 @@
 // A connection limit across processes: a backend (a database, a licensed API) accepts at most N
-// connections from all its clients together, so every worker, in whichever process, takes a lease of
-// one zklock::semaphore of N before it connects and gives the lease back when it disconnects.
+// connections from all its clients together, so every worker, in whichever process, takes a permit of
+// one zklock::semaphore of N before it connects and gives the permit back when it disconnects.
 //
 //   connection_limit [--hosts HOSTS] [--limit N] [--sessions N] [--workers N] [--jobs N] [--use-ms MS]
 //                    [--timeout-ms MS] [--attempts N] [--maintenance-ms MS] [--path ZNODE]
@@ -8,7 +8,7 @@
 // Each session stands for a process with --workers coroutines doing --jobs jobs each; a job connects,
 // holds the connection --use-ms, disconnects. The backend is simulated in this process: it counts open
 // connections, so the program can show that never more than N were open at once. Halfway through, a
-// maintenance job (another process: say a bulk reindex) takes all N leases at once with acquire_many,
+// maintenance job (another process: say a bulk reindex) takes all N permits at once with acquire_many,
 // all or none, and uses all N connections in parallel; workers whose acquire times out meanwhile retry.
 // Without --hosts it starts a local ZooKeeper. Exit status 0 only if the limit held and every job ran.
 #include <zklock/semaphore.hpp>
@@ -115,46 +115,46 @@ struct backend {
     }
 };
 
-/// A worker: for each job, a lease (waiting at most --timeout-ms), the connection, the lease back.
+/// A worker: for each job, a permit (waiting at most --timeout-ms), the connection, the permit back.
 asio::awaitable<void> worker(zklock::session& s, const options& o, backend& b)
 {
     zklock::semaphore connections(s, o.path, static_cast<std::size_t>(o.limit));
     for (int job = 0; job < o.jobs; ++job) {
         bool done = false;
         for (int attempt = 1; attempt <= o.attempts && !done; ++attempt) {
-            auto [ec, lease] = co_await connections.acquire(o.timeout, use_tuple);
+            auto [ec, permit] = co_await connections.acquire(o.timeout, use_tuple);
             if (ec == zklock::error::timeout) {
                 // All N connections stayed busy for the whole timeout: nothing is held, nothing is left
                 // on the server. Try again (a request handler might answer "busy, retry later" instead).
                 ++b.timeouts;
                 continue;
             }
-            if (ec) throw boost::system::system_error(ec, "connection lease");  // the session is in trouble
-            // A lease can be lost while held (the session expired): the job runs only while it is held,
+            if (ec) throw boost::system::system_error(ec, "connection permit");  // the session is in trouble
+            // A permit can be lost while held (the session expired): the job runs only while it is held,
             // and is cancelled at a loss (zklock::while_held throws the reason then).
-            co_await zklock::while_held(lease, b.serve_job(o.use));
-            co_await lease.release(asio::use_awaitable);  // the next waiter may connect
+            co_await zklock::while_held(permit, b.serve_job(o.use));
+            co_await permit.release(asio::use_awaitable);  // the next waiter may connect
             done = true;
         }
         if (!done) ++b.dropped;  // every attempt timed out: the job fails
     }
 }
 
-/// The maintenance job: once the workers are halfway, every lease at once, so nobody is connected.
+/// The maintenance job: once the workers are halfway, every permit at once, so nobody is connected.
 asio::awaitable<void> maintenance(zklock::session& s, zklock::session& other, const options& o, backend& b,
                                   asio::steady_timer& halfway)
 {
     if (b.uses < b.half) co_await halfway.async_wait(use_tuple);  // cancelled at half the jobs
     const auto n = static_cast<std::size_t>(o.limit);
     zklock::semaphore connections(s, o.path, n);
-    // All or none: taking the leases one by one, two such jobs could each hold some and wait forever.
+    // All or none: taking the permits one by one, two such jobs could each hold some and wait forever.
     auto all = co_await connections.acquire_many(n, 30s, asio::use_awaitable);
     b.open_in_maintenance = b.open;
-    // Meanwhile another process's one look (try_acquire) finds no lease free.
+    // Meanwhile another process's one look (try_acquire) finds no permit free.
     zklock::semaphore elsewhere(other, o.path, n);
     auto [ec, none] = co_await elsewhere.try_acquire(use_tuple);
-    if (ec != zklock::error::timeout) throw std::runtime_error("a lease was free during maintenance");
-    std::cout << "maintenance: holds all " << all.size() << " leases; " << b.open << " connections open; "
+    if (ec != zklock::error::timeout) throw std::runtime_error("a permit was free during maintenance");
+    std::cout << "maintenance: holds all " << all.size() << " permits; " << b.open << " connections open; "
               << "try_acquire elsewhere: " << ec.message() << std::endl;
     co_await b.serve(o.maintenance, o.limit);  // every connection, in parallel
     for (auto& g : all) co_await g.release(asio::use_awaitable);
@@ -201,7 +201,7 @@ asio::awaitable<void> run(const options& o, backend& b)
     std::printf("  most inside           %d   (connections open at once, maintenance included)\n", b.most);
     std::printf("  most workers inside   %d\n", b.most_workers);
     std::printf("  over the limit        %d\n", b.over_limit);
-    std::printf("  open in maintenance   %d   (worker connections when it had all the leases)\n",
+    std::printf("  open in maintenance   %d   (worker connections when it had all the permits)\n",
                 b.open_in_maintenance);
     std::printf("  timeouts              %d   (acquires that gave up after %lld ms, then retried)\n", b.timeouts,
                 static_cast<long long>(o.timeout.count()));

@@ -23,7 +23,7 @@ enum class error {
     ownership_uncertain,   ///< no answer from ZooKeeper within the loss grace period: the lock may be lost
     not_held,              ///< release of a guard that holds nothing
     already_closed,        ///< the session was already closed or expired before the call
-    watch_not_armed,       ///< async_wait on a watch that no read armed
+    watch_not_armed,       ///< async_wait on a watch given to no read (after a failed read: operation_aborted)
     invalid_config,        ///< a session_config value is out of range (check_config says which)
     unresolvable_host,     ///< a host name of the host list cannot be resolved
     conflicting_options,   ///< another lock object of this session on the same path has other options
@@ -32,13 +32,16 @@ enum class error {
     no_delete_permission,  ///< ... does not let it delete its lock node (it would block everyone): refused
     no_read_permission,    ///< ... does not let it list the contenders
     schema_mismatch,       ///< the lock path holds another recipe's nodes (the session's log names it)
-    invalid_lease_count,   ///< a semaphore asked for 0 leases, or more than it has
+    invalid_permit_count,  ///< a semaphore asked for 0 permits, or more than it has
     lease_expired,         ///< the hold's lease (its hold-time limit) ran out: the library released it
     invalid_lease,         ///< a lease of zero or negative length
     outcome_unknown,       ///< a guarded write's answer was lost: it may or may not have been applied; read it back
     not_supported,         ///< this process or machine cannot do it: a missing privilege or tool (the message names it)
     invalid_participant_id,  ///< an election's participant id must be one line of text, not Curator's "__REVOKE__"
     draining,              ///< the session is draining (session::async_drain): it takes no new locks
+    /// The old name of invalid_permit_count, from when a semaphore's permits were called leases.
+    invalid_lease_count [[deprecated("a semaphore's leases are now called permits: use invalid_permit_count")]] =
+        invalid_permit_count,
 };
 
 const boost::system::error_category& zklock_category() noexcept;

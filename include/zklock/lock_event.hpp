@@ -28,8 +28,8 @@ std::string_view to_string(lock_event_type t) noexcept;
 std::ostream& operator<<(std::ostream& os, lock_event_type t);
 
 /// One event of a session's locks, for a user's own metrics or tracing (zklock/stats.hpp counts the
-/// same things already). A semaphore's events are its leases': one `granted` per acquire (the first
-/// lease's token), one `released` per lease.
+/// same things already). A semaphore's events are its permits': one `granted` per acquire (the first
+/// permit's token), one `released` per permit.
 struct lock_event {
     lock_event_type type = lock_event_type::granted;  ///< what happened; it says which of the fields below are set
     std::string path;         ///< the lock's path (empty for state_changed)

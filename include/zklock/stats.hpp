@@ -40,7 +40,7 @@ struct latency_histogram {
 /**
  * The locks of one session that share a statistics label (mutex_options::stats_label, ...; unlabelled
  * locks share the label ""), or all of them. Every acquire is counted once, when it completes, under
- * exactly one outcome; a semaphore's acquire_many is one acquire however many leases it takes. The
+ * exactly one outcome; a semaphore's acquire_many is one acquire however many permits it takes. The
  * internal lock a semaphore takes for its count is not counted.
  */
 struct lock_stats {

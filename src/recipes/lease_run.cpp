@@ -11,9 +11,9 @@ namespace zklock::detail {
 
 lease_run::lease_run(std::shared_ptr<semaphore_queue> q, std::size_t n, bool one_look)
     : q_(q), s_(q->s), internal_lock_(q->internal_lock), path_(q->path), leases_dir_(q->path + "/leases"),
-      prefix_(protected_prefix("lease-", false)), node_data_(encode_node_data(q->s->cfg.owner, std::nullopt, q->max_leases)),
+      prefix_(protected_prefix("lease-", false)), node_data_(encode_node_data(q->s->cfg.owner, std::nullopt, q->max_permits)),
       acl_(q->opts.acl),
-      machine_(n, q->max_leases, one_look, q->schema_checked, q->last_run_held_at_first_count)
+      machine_(n, q->max_permits, one_look, q->schema_checked, q->last_run_held_at_first_count)
 {
 }
 

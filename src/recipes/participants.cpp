@@ -47,7 +47,7 @@ struct snapshot {
         std::vector<node_origin> origins;
         std::vector<std::size_t> at;
         for (std::size_t i = 0; i < nodes.size(); ++i)
-            if (nodes[i].role == "lease" && !gone[i]) {
+            if (nodes[i].role == "permit" && !gone[i]) {
                 origins.push_back({czxids[i], nodes[i].session_id});
                 at.push_back(i);
             }
@@ -72,7 +72,7 @@ void read_nodes(const std::shared_ptr<snapshot>& snap)
                 const auto d = decode_node_data(data);
                 p.owner = d.owner;
                 p.revoke_requested = d.revoke_requested;
-                p.max_leases = d.max_leases;
+                p.max_permits = d.max_permits;
                 if (d.lease_until_ms) p.lease_until = wall::time_point(std::chrono::milliseconds(*d.lease_until_ms));
                 p.created = wall::time_point(std::chrono::milliseconds(st.ctime_ms));
                 p.session_id = st.ephemeral_owner;
@@ -93,7 +93,7 @@ participant entry(std::string node, std::string role, bool holds)
             .created = {},
             .revoke_requested = false,
             .session_id = 0,
-            .max_leases = std::nullopt};
+            .max_permits = std::nullopt};
 }
 
 std::string role_of(const child_role& r)
@@ -120,7 +120,7 @@ void read_semaphore(const std::shared_ptr<snapshot>& snap, const std::string& pa
         });
         for (auto& l : leases)
             if (parse_sequence(l))
-                snap->nodes.push_back(entry(path + "/leases/" + l, "lease", true));
+                snap->nodes.push_back(entry(path + "/leases/" + l, "permit", true));
         snap->s->get_children(path + "/locks", nullptr, [snap, path](error_code lec, std::vector<std::string> locks, stat) {
             if (lec && lec != zk_errc::no_node) return snap->finish(lec);
             const auto first_waiter = snap->nodes.size();

@@ -10,7 +10,7 @@ namespace zklock::detail {
 
 semaphore_queue::semaphore_queue(std::shared_ptr<session_impl> session, std::string p, std::size_t max,
                                  semaphore_options o, std::shared_ptr<lock_queue> lock)
-    : lock_base(std::move(session)), path(std::move(p)), max_leases(max), opts(std::move(o)),
+    : lock_base(std::move(session)), path(std::move(p)), max_permits(max), opts(std::move(o)),
       internal_lock(std::move(lock)), machine_(opts.local_handoff_limit)
 {
     count_into(path, opts.stats_label);
@@ -76,7 +76,7 @@ lease_queue& semaphore_queue::machine()
 void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h)
 {
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : acquire_refusal(path + "/leases");
-    if (!ec && (n == 0 || n > max_leases || n > max_leases_at_once)) ec = zklock::error::invalid_lease_count;
+    if (!ec && (n == 0 || n > max_permits || n > max_permits_at_once)) ec = zklock::error::invalid_permit_count;
     if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
     waiters_[id] = waiter{std::move(h), lease, now()};
     if (ec) return complete(id, ec, {});
@@ -318,7 +318,8 @@ void semaphore_queue::lease_ran_out(std::uint64_t holder)
 {
     auto it = held_.find(holder);
     if (it == held_.end() || lost(holder)) return;
-    s->log->write(log_level::warning, "zklock: a lease of the semaphore " + path + " ran out; it was released");
+    s->log->write(log_level::warning,
+                  "zklock: a permit of the semaphore " + path + " was held past its lease; it went back to the pool");
     meter.hold_ended(holder, now(), true);
     lose(holder, zklock::error::lease_expired);
     auto l = take(it);
@@ -356,7 +357,7 @@ void semaphore_queue::leases_changed()
 void semaphore_queue::publish_lease(std::uint64_t holder)
 {
     auto& l = held_.at(holder).lease;
-    s->set_data(l.node, encode_node_data(s->cfg.owner, lease_end_ms(holder), max_leases), l.data_version,
+    s->set_data(l.node, encode_node_data(s->cfg.owner, lease_end_ms(holder), max_permits), l.data_version,
                 [w = weak_from_this(), holder](error_code ec, stat st) {
                     auto q = w.lock();
                     if (!q || ec || !q->held_.count(holder)) return;  // bad_version: a revocation was written

@@ -21,7 +21,7 @@ class semaphore_queue : public lock_base, public std::enable_shared_from_this<se
 public:
     using completion = std::variant<handler<guard>, handler<std::vector<guard>>>;
 
-    semaphore_queue(std::shared_ptr<session_impl> session, std::string path, std::size_t max_leases,
+    semaphore_queue(std::shared_ptr<session_impl> session, std::string path, std::size_t max_permits,
                     semaphore_options o, std::shared_ptr<lock_queue> internal_lock);
     ~semaphore_queue() override;
     void subscribe();
@@ -43,7 +43,7 @@ public:
 
     /// At most this many leases in one acquire_many: each is a node, and ZooKeeper answers a listing of
     /// the leases directory in one message of at most jute.maxbuffer (1 MiB by default).
-    static constexpr std::size_t max_leases_at_once = 4096;
+    static constexpr std::size_t max_permits_at_once = 4096;
 
 protected:
     bool has_holders() const override { return !held_.empty(); }
@@ -57,7 +57,7 @@ protected:
 public:
 
     const std::string path;
-    const std::size_t max_leases;
+    const std::size_t max_permits;
     const semaphore_options opts;
     const std::shared_ptr<lock_queue> internal_lock;  ///< the mutex at PATH/locks
     bool schema_checked = false;                      ///< PATH's children were seen to be a semaphore's

@@ -59,9 +59,9 @@ public:
             return "the lock path holds the nodes of another kind of lock (a mutex, a read/write lock or a "
                    "semaphore; the session's log names it): locks of different kinds on one path would not "
                    "exclude each other, so nothing was taken; use another path";
-        case error::invalid_lease_count:
-            return "a semaphore has at least one lease, and an acquire asks for at least one and at most "
-                   "as many as the semaphore has, and at most 4096 at once (each lease is a node, and "
+        case error::invalid_permit_count:
+            return "a semaphore has at least one permit, and an acquire asks for at least one and at most "
+                   "as many as the semaphore has, and at most 4096 at once (each permit is a node, and "
                    "ZooKeeper lists them all in one answer)";
         case error::lease_expired:
             return "the lock's lease (its hold-time limit) ran out, so zklock released it and another "
@@ -151,7 +151,7 @@ std::string error_name(const boost::system::error_code& ec)
         case error::no_delete_permission: return "no_delete_permission";
         case error::no_read_permission: return "no_read_permission";
         case error::schema_mismatch: return "schema_mismatch";
-        case error::invalid_lease_count: return "invalid_lease_count";
+        case error::invalid_permit_count: return "invalid_permit_count";
         case error::lease_expired: return "lease_expired";
         case error::invalid_lease: return "invalid_lease";
         case error::outcome_unknown: return "outcome_unknown";

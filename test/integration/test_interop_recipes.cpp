@@ -426,7 +426,7 @@ BOOST_AUTO_TEST_CASE(zklock_holds_both_leases_and_a_curator_waiter_gets_one)
         auto [pec, list] = co_await zklock::async_participants(ss[0], path, tuple_awaitable);
         BOOST_TEST_REQUIRE(list.size() == 4u);  // three leases, and Curator's node in the internal lock
         BOOST_TEST((list[0].node == both[0].node() && list[0].holds && list[1].node == both[1].node() && list[1].holds));
-        BOOST_TEST((list[2].role == "lease" && !list[2].holds), "Curator's waiting lease is listed as holding");
+        BOOST_TEST((list[2].role == "permit" && !list[2].holds), "Curator's waiting lease is listed as holding");
         BOOST_TEST((list[3].role == "waiter" && list[3].session_id == list[2].session_id));
         co_await both[0].release(use_awaitable);
         BOOST_REQUIRE_MESSAGE(co_await waiter->holds(), "Curator never got the lease zklock released");

@@ -118,8 +118,8 @@ BOOST_AUTO_TEST_CASE(readers_writers_semaphores_and_foreign_nodes)
         asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { l1 = co_await s1.acquire(30s, use_awaitable); }, asio::detached);
         // The waiter made its lease node and watches for room, holding the internal lock meanwhile.
         list = co_await until_listed(ss[0], sem_path, 3);
-        BOOST_TEST((list[0].role == "lease" && list[0].holds && list[0].node == l0.node()));
-        BOOST_TEST((list[1].role == "lease" && !list[1].holds && list[1].session_id == ss[1].id()));
+        BOOST_TEST((list[0].role == "permit" && list[0].holds && list[0].node == l0.node()));
+        BOOST_TEST((list[1].role == "permit" && !list[1].holds && list[1].session_id == ss[1].id()));
         BOOST_TEST((list[2].role == "waiter" && !list[2].holds && list[2].session_id == ss[1].id()));
         co_await l0.release(use_awaitable);
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return l1.owns_lock(); }));

@@ -328,12 +328,17 @@ BOOST_AUTO_TEST_CASE(bad_counts_and_other_schemas_are_refused)
         const auto path = unique_path("sem-bad");
         semaphore none(ss[0], path, 0);
         auto [e0, g0] = co_await none.try_acquire(tuple_awaitable);
-        BOOST_TEST(e0 == zklock::error::invalid_lease_count);
+        BOOST_TEST(e0 == zklock::error::invalid_permit_count);
         semaphore three(ss[0], path, 3);
+        BOOST_TEST(three.max_permits() == 3u);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        BOOST_TEST(three.max_leases() == 3u);  // the old name, deprecated
+#pragma GCC diagnostic pop
         auto [e1, g1] = co_await three.acquire_many(0, 1s, tuple_awaitable);
-        BOOST_TEST(e1 == zklock::error::invalid_lease_count);
+        BOOST_TEST(e1 == zklock::error::invalid_permit_count);
         auto [e2, g2] = co_await three.acquire_many(4, 1s, tuple_awaitable);
-        BOOST_TEST(e2 == zklock::error::invalid_lease_count);
+        BOOST_TEST(e2 == zklock::error::invalid_permit_count);
         semaphore other_count(ss[0], path, 2);
         auto [e3, g3] = co_await other_count.try_acquire(tuple_awaitable);
         BOOST_TEST(e3 == zklock::error::conflicting_options);
@@ -366,9 +371,9 @@ BOOST_AUTO_TEST_CASE(bad_counts_and_other_schemas_are_refused)
         const std::size_t huge = std::size_t{1} << 31;
         semaphore big(ss[0], unique_path("sem-big"), huge);
         auto [e7, g7] = co_await big.acquire_many(huge, 1s, tuple_awaitable);
-        BOOST_TEST(e7 == zklock::error::invalid_lease_count);
+        BOOST_TEST(e7 == zklock::error::invalid_permit_count);
         auto [e8, g8] = co_await big.acquire_many(5000, 1s, tuple_awaitable);
-        BOOST_TEST(e8 == zklock::error::invalid_lease_count);
+        BOOST_TEST(e8 == zklock::error::invalid_permit_count);
 
         auto sg = co_await three.acquire(5s, use_awaitable);
         zklock::mutex on_sem(ss[0], path);

@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(ls_lists_a_holder_and_two_waiters_with_owners)
                objects[0]);
     BOOST_TEST(objects[1].find(" {\"role\":\"mutex\",\"holds\":false,") == 0u, objects[1]);
     BOOST_TEST(objects[1].find("\"lease_left_ms\":null") != std::string::npos, objects[1]);
-    BOOST_TEST(objects[1].find("\"max_leases\":null}") != std::string::npos, objects[1]);  // a mutex's node
+    BOOST_TEST(objects[1].find("\"max_permits\":null}") != std::string::npos, objects[1]);  // a mutex's node
     BOOST_TEST(objects[2].back() == ']');
 
     first.proc.reset();  // killed: its session's node goes when the server notices (or at close)
@@ -250,9 +250,9 @@ BOOST_AUTO_TEST_CASE(break_leaves_the_leases_of_an_acquire_many_waiter)
     const auto l = lines_of(ls.out);
     std::vector<std::string> waiting;
     if (l.size() == 5u) {
-        BOOST_TEST(l[1].find("lease   HOLDS  " + node + "  ") == 0u, l[1]);
+        BOOST_TEST(l[1].find("permit  HOLDS  " + node + "  ") == 0u, l[1]);
         for (const std::size_t i : {2u, 3u}) {
-            BOOST_TEST(l[i].find("lease   WAITS  " + path + "/leases/") == 0u, l[i]);
+            BOOST_TEST(l[i].find("permit  WAITS  " + path + "/leases/") == 0u, l[i]);
             waiting.push_back(l[i].substr(15, l[i].find("  ", 15) - 15));
         }
         BOOST_TEST(l[4].find("waiter  WAITS  " + path + "/locks/") == 0u, l[4]);

@@ -138,8 +138,8 @@ BOOST_AUTO_TEST_CASE(a_different_limit_is_warned_about)
     // The N is in the lease node, where `ls --json` shows it.
     const auto listed = dir / "ls";
     BOOST_TEST(run(zklock_cmd({"ls", "--json", p}), 30s, listed) == 0);
-    BOOST_TEST(read_file(listed).find("\"role\":\"lease\",\"holds\":true") != std::string::npos, read_file(listed));
-    BOOST_TEST(read_file(listed).find("\"max_leases\":2}") != std::string::npos, read_file(listed));
+    BOOST_TEST(read_file(listed).find("\"role\":\"permit\",\"holds\":true") != std::string::npos, read_file(listed));
+    BOOST_TEST(read_file(listed).find("\"max_permits\":2}") != std::string::npos, read_file(listed));
     const auto err = dir / "err";
     BOOST_TEST(run(zklock_cmd({"--limit", "2", "--timeout", "5", p, "--", "true"}), 30s, {}, err) == 0);
     BOOST_TEST(read_file(err).find("warning") == std::string::npos, read_file(err));

@@ -21,6 +21,19 @@ BOOST_AUTO_TEST_CASE(zklock_errors_have_their_own_category_and_say_what_to_do)
     BOOST_TEST(ec != boost::asio::error::operation_aborted);  // a timeout is not a cancellation
 }
 
+// A semaphore's "lease" became a "permit" (zklock keeps "lease" for a hold-time limit): code written with the
+// old name still compiles, with a deprecation warning, and means the same error.
+BOOST_AUTO_TEST_CASE(the_old_name_of_invalid_permit_count_still_means_it)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    const boost::system::error_code old_name = zklock::error::invalid_lease_count;
+#pragma GCC diagnostic pop
+    BOOST_TEST((old_name == zklock::error::invalid_permit_count));
+    BOOST_TEST(old_name.message().find("at least one permit") != std::string::npos, old_name.message());
+    BOOST_TEST(zklock::error_name(old_name) == "invalid_permit_count");
+}
+
 BOOST_AUTO_TEST_CASE(zookeeper_codes_are_named_and_explained)
 {
     boost::system::error_code ec = zklock::zk_errc::no_auth;

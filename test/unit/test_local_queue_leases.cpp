@@ -78,12 +78,12 @@ BOOST_AUTO_TEST_CASE(node_data_round_trips)
     BOOST_TEST(*d.lease_until_ms == 1763870000123);
     BOOST_TEST(!d.revoke_requested);
     // A semaphore's lease node also records its N.
-    BOOST_TEST(encode_node_data("web-3:4711", std::nullopt, 3) == "web-3:4711\nmax-leases=3");
+    BOOST_TEST(encode_node_data("web-3:4711", std::nullopt, 3) == "web-3:4711\nmax-permits=3");
     d = decode_node_data(encode_node_data("web-3:4711", 1763870000123, 3));
     BOOST_TEST(d.owner == "web-3:4711");
     BOOST_TEST(d.lease_until_ms.value_or(0) == 1763870000123);
-    BOOST_TEST(d.max_leases.value_or(0) == 3u);
-    BOOST_TEST(!decode_node_data("web-3:4711\nmax-leases=3x").max_leases.has_value());
+    BOOST_TEST(d.max_permits.value_or(0) == 3u);
+    BOOST_TEST(!decode_node_data("web-3:4711\nmax-permits=3x").max_permits.has_value());
     // An owner with a newline cannot forge a lease line.
     d = decode_node_data(encode_node_data("evil\nlease-until-ms=1", std::nullopt));
     BOOST_TEST(d.owner == "evil");

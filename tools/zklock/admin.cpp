@@ -81,7 +81,7 @@ std::string json(const zklock::participant& p)
            ",\"owner\":" + json(p.owner) + ",\"age_ms\":" + std::to_string(age_ms(p).count()) +
            ",\"lease_left_ms\":" + json(lease_left_ms(p)) + ",\"revoke_requested\":" +
            (p.revoke_requested ? "true" : "false") + ",\"session_id\":" + std::to_string(p.session_id) +
-           ",\"max_leases\":" + json(p.max_leases) + "}";
+           ",\"max_permits\":" + json(p.max_permits) + "}";
 }
 
 void print_json(const std::vector<zklock::participant>& list)

@@ -40,7 +40,7 @@ holding the ZooKeeper lock at PATH: flock(1) for a cluster. The lock is the mute
 of Curator's InterProcessMutex (an ephemeral sequential node under PATH), so zklock,
 Curator and other zklock programs exclude one another on the same PATH. With
 --read or --write it is one side of Curator's InterProcessReadWriteLock on PATH, with
---limit N a semaphore of N leases compatible with Curator's InterProcessSemaphoreV2.
+--limit N a semaphore of N permits compatible with Curator's InterProcessSemaphoreV2.
 A PATH holding another kind of lock's nodes is refused (exit 70): the kinds would not
 exclude one another.
 PATH is a ZooKeeper path other than "/": absolute, no trailing slash, no empty, '.' or '..'
@@ -53,7 +53,7 @@ Options:
   --read             Take the read side of the read/write lock at PATH: shared with other
                      readers, never with a writer (a reader queues behind a waiting writer).
   --write            Take the write side of the read/write lock at PATH: exclusive.
-  --limit N          Take one of the N leases of the semaphore at PATH (N from 1 to 1000000;
+  --limit N          Take one of the N permits of the semaphore at PATH (N from 1 to 1000000;
                      every user of PATH must give the same N: zklock warns when
                      another zklock holder of PATH gave another).
   --timeout SECONDS  Give up (exit 75, or -E's N) if the lock is not held SECONDS after zklock
@@ -128,7 +128,7 @@ Without COMMAND (zklock [OPTIONS] PATH: no -- COMMAND, no -c):
 Operators' actions (on any lock at PATH: mutex, read/write lock or semaphore; zklock's,
 Curator's or kazoo's nodes):
   ls PATH       Print the holders, then the waiters in order: one line each with the role
-                (mutex, read, write, lease, waiter), HOLDS or WAITS, the node, its owner
+                (mutex, read, write, permit, waiter), HOLDS or WAITS, the node, its owner
                 (the node's data: zklock's owner identity, Curator's client address), its
                 age, and the lease left (by this machine's clock: an estimate). Exit 0.
   ls --json PATH
@@ -269,7 +269,7 @@ std::optional<int> parse(int argc, char** argv, options& o)
             const bool digits = !v.empty() && v.size() <= 7 && v.find_first_not_of("0123456789") == std::string::npos;
             o.limit = digits ? std::stoul(v) : 0;
             if (o.limit < 1 || o.limit > 1'000'000)
-                return usage_error("invalid --limit '" + shown(v) + "': expected a whole number of leases from 1 to 1000000");
+                return usage_error("invalid --limit '" + shown(v) + "': expected a whole number of permits from 1 to 1000000");
             continue;
         }
         if (a == "-h" || a == "--help") {

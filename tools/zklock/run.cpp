@@ -72,7 +72,7 @@ zklock::lock_item lock_of(zklock::session& s, const options& o)
 constexpr milliseconds close_limit{2'000};    // waiting for it to confirm the session's end
 
 // Every user of a semaphore must give the same N: with different ones, more may hold it at once than the
-// smaller N allows. Curator stores no N, but zklock's lease nodes do (participant::max_leases): warn when
+// smaller N allows. Curator stores no N, but zklock's permit nodes do (participant::max_permits): warn when
 // those of PATH name another. A look of at most 1 s; no answer in time, no warning.
 asio::awaitable<void> warn_if_other_limits(zklock::session& s, const options& o)
 {
@@ -84,7 +84,7 @@ asio::awaitable<void> warn_if_other_limits(zklock::session& s, const options& o)
     if (ec) co_return;
     std::set<std::size_t> others;
     for (const auto& p : people)
-        if (p.max_leases && *p.max_leases != o.limit) others.insert(*p.max_leases);
+        if (p.max_permits && *p.max_permits != o.limit) others.insert(*p.max_permits);
     if (others.empty()) co_return;
     std::string list;
     for (const auto n : others) list += (list.empty() ? "" : ", ") + std::to_string(n);

@@ -5,7 +5,7 @@
 //   2. take the internal lock, a mutex at PATH/locks;
 //   3. create the lease nodes PATH/leases/_c_<uuid>-lease-N, and list PATH/leases with a watch right
 //      behind them (ZooKeeper answers the listing after the creates);
-//   4. while PATH/leases has more than max_leases children, wait for the watch and list again;
+//   4. while PATH/leases has more than max_permits children, wait for the watch and list again;
 //   5. let the internal lock go; the leases are held.
 // Requests carry a round: an answer of an earlier round is stale (its node, if made, is deleted).
 //
@@ -13,7 +13,7 @@
 // pipelined round, instead of after the listing's answer. ZooKeeper serves a session's requests in order,
 // so the listing still counts the leases after our creates and before our lock node goes: the same count
 // Curator takes under the lock. Then the internal lock changes hands one write after it was taken, not
-// two. If that count is over max_leases, the run would have to wait without the lock, which the protocol
+// two. If that count is over max_permits, the run would have to wait without the lock, which the protocol
 // does not allow (the lock is what lets a waiter's count only shrink): it deletes its leases and takes the
 // lock again, this time keeping it while it waits. The queue speculates when its last run held at its
 // first count, so that a full semaphore is not asked twice for every lease. Any count taken after our
@@ -67,8 +67,8 @@ public:
 
     /// `schema_known`: a run of this session already found PATH to be a semaphore's (step 1 is skipped).
     /// `speculate`: let the internal lock go with the first round's requests (see above).
-    lease_run_machine(std::size_t n, std::size_t max_leases, bool one_look, bool schema_known, bool speculate = false)
-        : n_(n), max_(max_leases), one_look_(one_look), schema_known_(schema_known), speculate_(speculate),
+    lease_run_machine(std::size_t n, std::size_t max_permits, bool one_look, bool schema_known, bool speculate = false)
+        : n_(n), max_(max_permits), one_look_(one_look), schema_known_(schema_known), speculate_(speculate),
           held_at_first_count_(speculate)
     {
     }
@@ -101,7 +101,7 @@ private:
     bool held_at_first_count_;
     bool locked_ = false;       // the internal lock was asked for (then given, or still awaited)
     bool speculating_ = false;  // the current round let the lock go with its requests
-    bool waited_ = false;       // a count was over max_leases
+    bool waited_ = false;       // a count was over max_permits
     bool finished_ = false, succeeded_ = false, unknown_create_ = false;
     std::uint64_t round_ = 0;
     std::vector<lease_node> created_;

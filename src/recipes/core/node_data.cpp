@@ -6,7 +6,7 @@ namespace zklock::detail {
 
 namespace {
 constexpr std::string_view lease_key = "lease-until-ms=";
-constexpr std::string_view max_leases_key = "max-leases=";
+constexpr std::string_view max_permits_key = "max-permits=";
 
 // The number after `key` on `line`, if the line is that key's and the rest is all digits.
 template <class T>
@@ -22,12 +22,12 @@ std::optional<T> number_after(std::string_view key, std::string_view line)
 }
 
 std::string encode_node_data(std::string_view owner, std::optional<std::int64_t> lease_until_ms,
-                             std::optional<std::size_t> max_leases)
+                             std::optional<std::size_t> max_permits)
 {
     // A newline in the owner would forge a lease line: the owner is cut at the first one.
     std::string out(owner.substr(0, owner.find('\n')));
     if (lease_until_ms) out += "\n" + std::string(lease_key) + std::to_string(*lease_until_ms);
-    if (max_leases) out += "\n" + std::string(max_leases_key) + std::to_string(*max_leases);
+    if (max_permits) out += "\n" + std::string(max_permits_key) + std::to_string(*max_permits);
     return out;
 }
 
@@ -46,7 +46,7 @@ node_data decode_node_data(std::string_view data)
         rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
         // Any other line (a later version's) is skipped.
         if (auto v = number_after<std::int64_t>(lease_key, line)) out.lease_until_ms = v;
-        if (auto v = number_after<std::size_t>(max_leases_key, line)) out.max_leases = v;
+        if (auto v = number_after<std::size_t>(max_permits_key, line)) out.max_permits = v;
     }
     return out;
 }

@@ -6,7 +6,7 @@
 //
 //     web-3:4711                       the owner (session_config::owner; default "hostname:pid")
 //     lease-until-ms=1763870000123     the holder's wall clock (ms since the Unix epoch) when its lease ends
-//     max-leases=3                     a semaphore's lease node: the N its session uses (Curator stores none)
+//     max-permits=3                    a semaphore's permit node: the N its session uses (Curator stores none)
 //
 // Other clients' data reads as an owner: Curator writes the client's IP address, kazoo its identifier.
 // Curator's revocation request ("__REVOKE__") replaces the whole data; it reads as `revoke_requested`.
@@ -23,14 +23,14 @@ namespace zklock::detail {
 struct node_data {
     std::string owner;
     std::optional<std::int64_t> lease_until_ms;  ///< system clock of the holder, ms since the epoch
-    std::optional<std::size_t> max_leases;       ///< a semaphore's lease node: the N of its session
+    std::optional<std::size_t> max_permits;       ///< a semaphore's permit node: the N of its session
     bool revoke_requested = false;
 };
 
-/// The data for a node of `owner`, with the lease deadline if there is one, and for a semaphore's lease
+/// The data for a node of `owner`, with the lease deadline if there is one, and for a semaphore's permit
 /// node the semaphore's N.
 std::string encode_node_data(std::string_view owner, std::optional<std::int64_t> lease_until_ms,
-                             std::optional<std::size_t> max_leases = std::nullopt);
+                             std::optional<std::size_t> max_permits = std::nullopt);
 
 /// Reads any node's data: ours, another client's, or a revocation request.
 node_data decode_node_data(std::string_view data);

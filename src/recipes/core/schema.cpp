@@ -115,10 +115,10 @@ bool someone_waits_behind(contender_kind kind, const std::vector<std::string>& c
     return false;
 }
 
-std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_leases)
+std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_permits)
 {
     if (std::find(leases.begin(), leases.end(), own) == leases.end()) return std::nullopt;
-    return leases.size() <= max_leases;
+    return leases.size() <= max_permits;
 }
 
 bool lease_waiter_present(const std::vector<std::string>& lock_children, std::string_view own)

@@ -73,9 +73,9 @@ verdict decide(contender_kind kind, const std::vector<std::string>& children, st
 bool someone_waits_behind(contender_kind kind, const std::vector<std::string>& children, std::string_view own);
 
 /// Curator SemaphoreV2's lease rule: a lease holds when the leases directory (which it lists after
-/// creating its own node, under the semaphore's internal lock) has at most `max_leases` children.
+/// creating its own node, under the semaphore's internal lock) has at most `max_permits` children.
 /// Empty when `own` is not among them (its node is gone).
-std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_leases);
+std::optional<bool> lease_holds(const std::vector<std::string>& leases, std::string_view own, std::size_t max_permits);
 
 /// Whether another process wants a lease, from a listing of the semaphore's internal lock directory
 /// (PATH/locks): every waiter, Curator's and ours, queues there, and holds that lock while its lease node

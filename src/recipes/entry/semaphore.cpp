@@ -5,22 +5,22 @@
 namespace zklock::detail {
 
 std::shared_ptr<semaphore_queue> semaphore_queue_for(const std::shared_ptr<session_impl>& s, const std::string& path,
-                                                     std::size_t max_leases, const semaphore_options& o,
+                                                     std::size_t max_permits, const semaphore_options& o,
                                                      error_code& refusal)
 {
     if (s && (refusal = lock_path_refusal(*s, path))) return nullptr;
-    if (s && max_leases == 0) {
-        refusal = zklock::error::invalid_lease_count;
+    if (s && max_permits == 0) {
+        refusal = zklock::error::invalid_permit_count;
         return nullptr;
     }
-    auto same = [&](const semaphore_queue& q) { return q.opts == o && q.max_leases == max_leases; };
+    auto same = [&](const semaphore_queue& q) { return q.opts == o && q.max_permits == max_permits; };
     auto make = [&]() -> std::shared_ptr<semaphore_queue> {
         // The internal lock only ever has one coroutine of this session (the run's): no hand-off.
         lock_queue_options internal{contender_kind::exclusive, {false, 0, false}, o.acl};
         internal.stats_label.reset();  // its acquires are the semaphore's, counted there
         auto lock = find_lock_queue(s, "semaphore-lock:" + path, path + "/locks", internal, refusal);
         if (!lock) return nullptr;
-        return std::make_shared<semaphore_queue>(s, path, max_leases, o, std::move(lock));
+        return std::make_shared<semaphore_queue>(s, path, max_permits, o, std::move(lock));
     };
     return shared_state_for<semaphore_queue>(s, "semaphore:" + path, same, make, refusal);
 }
