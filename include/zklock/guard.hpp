@@ -39,7 +39,8 @@ void async_guarded_set_data(hold_ref hold, std::string path, std::string data, i
 }  // namespace detail
 
 /**
- * Proof of holding a lock (a mutex, one side of a shared_mutex, a semaphore's lease), given by an acquire. Move-only; an empty guard holds nothing.
+ * Proof of holding a lock (a mutex, one side of a shared_mutex, a semaphore's permit), given by an acquire.
+ * Move-only; an empty guard holds nothing.
  *
  * Destroying a guard that still holds releases the lock in the background. `release()` does the same and
  * completes once ZooKeeper has confirmed it (or at once, when the lock passes to another coroutine of the
@@ -52,6 +53,8 @@ void async_guarded_set_data(hold_ref hold, std::string path, std::string data, i
  * are plain values. `lost()` may be polled from any thread (a plain thread holding a `use_future`
  * guard): the recipe publishes each loss for it as it learns of it, on the session's executor. As for any
  * object, one guard must not be used by two threads at once (e.g. moved on one while polled on another).
+ * Each asynchronous verb below says in its own paragraphs on which executor it runs and completes, which
+ * cancellation types it supports, its errors, its thread safety and what must outlive it.
  */
 class guard {
 public:
@@ -112,8 +115,30 @@ public:
      * was cancelled, `error::not_held` on an empty guard. A loss already known completes at once.
      * Signature `void(error_code, error_code reason)`.
      *
-     * Executor: the completion runs on the handler's associated executor. Cancellation: any type.
-     * Thread safety: may be initiated and cancelled from any thread (see the class).
+     * @par Executor
+     * The wait runs on the session's executor of the guard's lock (one hop, inline when already there),
+     * where losses are learnt; the completion runs on the handler's associated executor, never inside this
+     * call.
+     *
+     * @par Per-operation cancellation
+     * Terminal, partial and total alike (a pure wait) complete it at once with `operation_aborted`; the hold
+     * is not affected: the lock stays held. A signal after the completion does nothing.
+     *
+     * @par Errors
+     * Success, with the reason as result: `error::lock_node_deleted`, `error::ownership_uncertain`,
+     * `error::session_expired`, `error::session_closed`, `error::auth_failed` (the session's end),
+     * `error::lease_expired`. `operation_aborted` when the guard was released (or destroyed) first, or the
+     * wait was cancelled; `error::not_held` on an empty guard.
+     *
+     * @par Thread safety
+     * May be initiated from any thread or strand (the initiation only reads the guard), and cancelled from
+     * the thread or strand that owns the signal: the slot is bound during the initiation (see the class).
+     *
+     * @par Object lifetimes
+     * The guard's hold is copied when this is called: the guard may be moved meanwhile (the wait follows
+     * the hold), and releasing or destroying it completes the wait with `operation_aborted`. The lock object
+     * need not be kept (the hold keeps the path's state). Destroying the session ends the hold: the wait
+     * completes with `error::session_closed` as the reason.
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_wait_lost(CompletionToken&& token = {})
@@ -132,7 +157,30 @@ public:
      * `Revoker.attemptRevoke` (each writes "__REVOKE__" into the lock node). The holder decides: release
      * when convenient, or ignore it. `operation_aborted` when the guard is released first or the wait is
      * cancelled; `error::not_held` on an empty guard. A request already made completes at once.
-     * Signature `void(error_code)`. Executor, cancellation, thread safety: as for async_wait_lost.
+     * Signature `void(error_code)`.
+     *
+     * @par Executor
+     * As async_wait_lost: the wait runs on the session's executor (one hop, inline when already there); the
+     * completion runs on the handler's associated executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * Terminal, partial and total alike (a pure wait) complete it at once with `operation_aborted`; the hold
+     * is not affected. A signal after the completion does nothing.
+     *
+     * @par Errors
+     * Success when a revocation request was made on the node (before or during the wait), or when the
+     * session drains (session::async_drain asks holders to let go the same way). `operation_aborted` when
+     * the guard is released or destroyed first, when the hold ends without a release (its lease runs out;
+     * for a mutex or shared_mutex, a session renewal), or when the wait is cancelled; `error::not_held` on
+     * an empty guard. A loss does not end it: use async_wait_lost for that.
+     *
+     * @par Thread safety
+     * As async_wait_lost: may be initiated from any thread or strand (it only reads the guard), and
+     * cancelled from the thread or strand that owns the signal.
+     *
+     * @par Object lifetimes
+     * As async_wait_lost: the guard's hold is copied when this is called; the guard may be moved meanwhile,
+     * and releasing or destroying it completes the wait with `operation_aborted`.
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_wait_revoked(CompletionToken&& token = {})
@@ -151,8 +199,28 @@ public:
      * lease ran out first: too late to extend), `error::not_held` on an empty or released guard,
      * `error::invalid_lease` for a zero or negative `length`. Signature `void(error_code)`.
      *
-     * Cancellation: none; it never waits for ZooKeeper (the new end applies once on the session's
-     * executor, and the operation completes right after). Executor, thread safety: as for `release`.
+     * @par Executor
+     * The new end applies on the session's executor (one hop, inline when already there), where the lease's
+     * clock runs; it never waits for ZooKeeper (the node's data is rewritten in the background). The
+     * completion runs on the handler's associated executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * None: no type is supported, and a signal is ignored (nothing is bound to the slot). The operation
+     * completes right after its hop, with its real result.
+     *
+     * @par Errors
+     * Success: the lease now ends `length` from now. The loss reason when the lock was lost
+     * (`error::lease_expired` when the lease ran out first: too late to extend; `error::lock_node_deleted`,
+     * `error::ownership_uncertain`, the session's end); `error::not_held` on an empty or released guard;
+     * `error::invalid_lease` for a zero or negative `length` (checked before the hop).
+     *
+     * @par Thread safety
+     * As release: may be initiated from any thread or strand (this one only reads the guard). No
+     * cancellation to coordinate.
+     *
+     * @par Object lifetimes
+     * The guard's hold is copied when this is called: the guard need not outlive the call. Released before
+     * the extension applies, the hold is gone: `error::not_held`.
      */
     template <class Rep, class Period, class CompletionToken = boost::asio::deferred_t>
     auto async_extend_lease(std::chrono::duration<Rep, Period> length, CompletionToken&& token = {})
@@ -174,9 +242,33 @@ public:
      * leaves the guard holding, and its destructor releases. Lifetime: as with an Asio I/O object, the
      * guard must outlive the initiation (a deferred operation refers to it until it is awaited).
      *
-     * Cancellation (any type): completes at once with `operation_aborted`; the node is deleted in the
-     * background all the same (or goes with the session). Executor: completes on the handler's
-     * associated executor. Thread safety: from any thread (see the class).
+     * @par Executor
+     * The release runs on the session's executor (one hop, inline when already there); a delete while the
+     * connection is down waits for the reconnect. The completion runs on the handler's associated executor,
+     * never inside this call.
+     *
+     * @par Per-operation cancellation
+     * Terminal, partial and total alike complete it at once with `operation_aborted`; the node is deleted in
+     * the background all the same (or goes with the session), and the lock passes on as it would have. The
+     * guard stays empty. A signal after the completion does nothing.
+     *
+     * @par Errors
+     * Success, also at once when the lock passes to another coroutine of this session, when others of this
+     * session still hold the node (readers, a re-entered hold), or when it lingers (mutex_options::linger).
+     * The loss reason if the lock had been lost meanwhile (`error::lock_node_deleted`,
+     * `error::ownership_uncertain`, `error::session_expired`, `error::lease_expired`, ...; a node still
+     * there is deleted all the same); the session's end (`error::session_expired`, `error::session_closed`,
+     * `error::auth_failed`) if it came before ZooKeeper confirmed the delete; ZooKeeper's code if the server
+     * refuses the delete; `error::not_held` on an empty guard; `operation_aborted` when cancelled.
+     *
+     * @par Thread safety
+     * From any thread or strand (see the class), while no other thread uses this guard: the initiation
+     * empties it. Cancel from the thread or strand that owns the signal (the slot is bound during the
+     * initiation).
+     *
+     * @par Object lifetimes
+     * The guard must outlive the initiation (above); after that it is empty and may go. The lock object need
+     * not be kept. The session's io_context and the handler's must run until it completes.
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto release(CompletionToken&& token = {})
@@ -215,18 +307,37 @@ public:
      *   (multi_guard) locks of several sessions, else the first failing operation's code;
      * - `operation_aborted`: cancelled (below).
      *
-     * Cancellation: before the multi is sent (while the operation hops onto the session's executor from
-     * another thread), any type completes at once with `operation_aborted` and nothing is sent. Once it
-     * is sent (at once when initiated on the session's executor), terminal and partial complete at once
-     * with `operation_aborted`, and the write may still be applied: resolve it as for
+     * @par Executor
+     * The initiation hops onto the session's executor (inline when already there), where the multi is
+     * sent; the completion runs on the handler's associated executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * Before the multi is sent (while the operation hops onto the session's executor from another thread),
+     * any type (terminal, partial, total) completes at once with `operation_aborted` and nothing is sent.
+     * Once it is sent (at once when initiated on the session's executor), terminal and partial complete at
+     * once with `operation_aborted`, and the write may still be applied: resolve it as for
      * `outcome_unknown` (the code stays Asio's, which `||` and parallel groups take for "cancelled").
      * Total is ignored once sent: the write completes with its real result. So
-     * `co_await (g.async_guarded_set_data(...) || timer.async_wait())` returns at the timer.
+     * `co_await (g.async_guarded_set_data(...) || timer.async_wait())` returns at the timer. A signal
+     * after the completion does nothing.
      *
-     * Executor: completes on the handler's associated executor. Thread safety: may be initiated from any
-     * thread and cancelled from the thread that owns the signal (it hops onto the session's executor).
-     * Lifetimes: the guard may be released or destroyed meanwhile (the write then meets the server's
-     * check like any other).
+     * @par Errors
+     * As listed above: success; `error::outcome_unknown` (sent, answer lost); nothing applied:
+     * `error::lock_node_deleted` (the check failed), the loss reason when already known
+     * (`error::lease_expired`, `error::session_expired`, ...; not `error::ownership_uncertain`, which the
+     * server decides), the session's end when it had ended before (`error::session_expired`,
+     * `error::session_closed`, `error::auth_failed`, `error::not_connected`), `error::not_held` (an empty
+     * or released guard, or locks of several sessions), else the first failing operation's code (e.g.
+     * `zk_errc::bad_version`, `zk_errc::no_node`); `operation_aborted` when cancelled.
+     *
+     * @par Thread safety
+     * May be initiated from any thread or strand (the initiation only reads the guard), and cancelled from
+     * the thread or strand that owns the signal (the slot is bound during the initiation).
+     *
+     * @par Object lifetimes
+     * The guard's hold and `ops` are copied when this is called: the guard may be released or destroyed
+     * meanwhile (the write then meets the server's check like any other). The session's io_context and the
+     * handler's must run until it completes.
      */
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_guarded_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
@@ -241,8 +352,35 @@ public:
             token, hold_of(*this), std::move(ops));
     }
 
-    /// One guarded set_data: errors (`error::outcome_unknown` among them), cancellation, executor, thread
-    /// safety and lifetimes as for async_guarded_multi. Signature `void(error_code)`.
+    /**
+     * One guarded set_data: errors (`error::outcome_unknown` among them), cancellation, executor, thread
+     * safety and lifetimes as for async_guarded_multi. Signature `void(error_code)`.
+     *
+     * @par Executor
+     * As async_guarded_multi: the initiation hops onto the session's executor (inline when already there),
+     * where the check and the set_data go out as one multi; the completion runs on the handler's associated
+     * executor, never inside this call.
+     *
+     * @par Per-operation cancellation
+     * As async_guarded_multi: before the multi is sent, any type completes it at once with
+     * `operation_aborted` and nothing is sent; once sent, terminal and partial complete it at once with
+     * `operation_aborted` (the write may still be applied: resolve it as for `outcome_unknown`), and total
+     * is ignored (it completes with its real result). A signal after the completion does nothing.
+     *
+     * @par Errors
+     * As async_guarded_multi: success; `error::outcome_unknown`; `error::lock_node_deleted`, a known loss
+     * reason, the session's end, `error::not_held` (nothing applied); else the set_data's own code
+     * (`zk_errc::bad_version` when `version` does not match, `zk_errc::no_node` when `path` does not exist);
+     * `operation_aborted` when cancelled.
+     *
+     * @par Thread safety
+     * As async_guarded_multi: from any thread or strand (it only reads the guard); cancelled from the thread
+     * or strand that owns the signal.
+     *
+     * @par Object lifetimes
+     * As async_guarded_multi: the hold, `path` and `data` are copied when this is called; the guard may be
+     * released or destroyed meanwhile.
+     */
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_guarded_set_data(std::string path, std::string data, int version = -1, CompletionToken&& token = {})
     {

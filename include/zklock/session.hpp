@@ -53,7 +53,8 @@ void async_multi(const std::shared_ptr<session_impl>&, std::vector<multi_op>, ha
 
 /**
  * A ZooKeeper session whose single-threaded C client is pumped by the executor itself: no thread of its
- * own, every completion and watch runs on `get_executor()`.
+ * own, every completion and watch goes through `get_executor()` (a completion then runs on its handler's
+ * associated executor, see Operations).
  *
  * @par Thread safety
  * A session and the locks made from it belong to one executor: run the io_context on one thread, or give
@@ -87,8 +88,9 @@ void async_multi(const std::shared_ptr<session_impl>&, std::vector<multi_op>, ha
  * A signal that comes after the completion does nothing.
  *
  * @par Lifetime
- * Destroying the session closes it: pending operations complete with `error::session_closed`, and the
- * server is told in the background. The io_context must outlive that close (run it until it returns).
+ * Destroying the session closes it: pending operations complete with `error::session_closed` (the waits
+ * of async_wait_state and async_close complete normally, see each), and the server is told in the
+ * background. The io_context must outlive that close (run it until it returns).
  */
 class session {
 public:
@@ -131,13 +133,17 @@ public:
      *
      * @par Executor
      * The snapshot is taken on `get_executor()`; the completion runs on the handler's associated executor.
-     * @par Thread safety
-     * May be started from any thread (it hops onto the session's executor first): the way to read a
-     * session's figures from a thread that does not run it, e.g. a metrics endpoint's.
-     * @par Cancellation
-     * None: it completes at once (as soon as the executor runs it).
+     * @par Per-operation cancellation
+     * None: it completes at once (as soon as the executor runs it); a signal of any type is ignored.
      * @par Errors
      * Always success; a closed session still reports its figures, and a moved-from one reports zeros.
+     * @par Thread safety
+     * May be started from any thread (it hops onto the session's executor first): the way to read a
+     * session's figures from a thread that does not run it, e.g. a metrics endpoint's. (Not while another
+     * thread moves or destroys the session object.)
+     * @par Object lifetimes
+     * It keeps the session's state alive until it completes: the session object may be destroyed meanwhile.
+     * The session's executor must be run for it to complete.
      */
     template <class CompletionToken = asio::deferred_t>
     auto async_stats(CompletionToken&& token = {})
@@ -147,11 +153,27 @@ public:
             impl_);
     }
 
-    /// Opens the session. Completes once connected, or with `error::connect_timeout` (no server answered
-    /// within `config().connect_timeout`), `error::invalid_hosts`, `error::auth_failed`,
-    /// `error::invalid_config`, `error::already_closed`; `operation_aborted` when cancelled. A failed or
-    /// cancelled connect leaves the session closed. Completion signature `void(error_code)`.
-    /// Cancellation: terminal only (it closes the session); partial and total are ignored.
+    /// Opens the session. Completes once connected. A failed or cancelled connect leaves the session closed
+    /// (but for `already_started`, below). Completion signature `void(error_code)`.
+    /// @par Executor
+    /// Runs on `get_executor()` (the host names are resolved and the C client's handle made on a helper
+    /// thread); the completion runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Terminal only: completes at once with `operation_aborted`, and the session is closed. Partial and
+    /// total are not supported: ignored, the connect goes on.
+    /// @par Errors
+    /// `error::connect_timeout` (no server answered within `config().connect_timeout`),
+    /// `error::invalid_hosts`, `error::unresolvable_host`, `error::auth_failed`, `error::invalid_config`,
+    /// `error::already_closed` (closed or expired before the call); `error::session_closed` when the session
+    /// is closed meanwhile; `asio::error::already_started` when it is connecting or connected already (the
+    /// session is left as it is); a system error when the C client cannot make its handle;
+    /// `operation_aborted` when cancelled.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (the close hops onto the session's executor).
+    /// @par Object lifetimes
+    /// The session object may be destroyed before the connect completes: that closes the session, and the
+    /// connect completes with `error::session_closed`.
     template <class CompletionToken = asio::deferred_t>
     auto async_connect(CompletionToken&& token = {})
     {
@@ -164,7 +186,21 @@ public:
     /// A session that renews on expiry (session_config::on_expiry) reports `expired` to the waiters of
     /// that moment, though state() is already `connecting` by the time they run; `connected` follows,
     /// with the new id().
-    /// Completion `void(error_code, session_state)`. Cancellation: any type (`operation_aborted`).
+    /// Completion `void(error_code, session_state)`.
+    /// @par Executor
+    /// The wait is registered on `get_executor()`; the completion runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total): completes at once with `operation_aborted` and the current state.
+    /// @par Errors
+    /// `operation_aborted`; the session's end is a state like the others (`closed`, `expired`,
+    /// `auth_failed`). A wait for a change from the final state the session is already in completes at once
+    /// with `error::already_closed` and that state: nothing can change any more.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// The session object may be destroyed meanwhile: that closes the session, and the wait completes with
+    /// `session_state::closed` (success).
     template <class CompletionToken = asio::deferred_t>
     auto async_wait_state(session_state from, CompletionToken&& token = {})
     {
@@ -180,9 +216,23 @@ public:
     void close() noexcept;
 
     /// Closes the session (at once, as close() does) and completes once the server has ended it (its
-    /// ephemeral nodes are gone). Completion `void(error_code)`. Cancellation: any type ends the wait at
-    /// once with `operation_aborted`; the close itself was done when the operation started, and the
-    /// server is told in the background all the same (keep running the io_context until it returns).
+    /// ephemeral nodes are gone). Completion `void(error_code)`.
+    /// @par Executor
+    /// The close is made on `get_executor()` when the operation starts, the server is told on a helper
+    /// thread; the completion runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total) ends the wait at once with `operation_aborted`; the close itself
+    /// was done when the operation started, and the server is told in the background all the same (keep
+    /// running the io_context until it returns).
+    /// @par Errors
+    /// Success (at once if the close was confirmed before, or the session never opened); `operation_aborted`
+    /// when cancelled.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// It keeps the io_context busy until the server has confirmed. Destroying the session object meanwhile
+    /// completes the wait at once with success, without waiting for the server's confirmation.
     template <class CompletionToken = asio::deferred_t>
     auto async_close(CompletionToken&& token = {})
     {
@@ -201,20 +251,26 @@ public:
     /// 3. Once nothing is held, or the grace is over, the session is closed (what is still held goes with
     ///    it, and its holders are told `error::session_closed`), and the drain completes once the server
     ///    has ended the session.
-    /// Completion `void(error_code)`: success when every holder released in time; `error::timeout` when
-    /// the grace ran out first (the session is closed all the same); `error::already_closed` when the
-    /// session was closed or expired before the call; the session's end (`error::session_expired`, or
-    /// `error::session_closed` when something else closed it) if it ended during the drain. Plain
-    /// operations (`async_get_data`, ...) keep working until the close. A second drain joins the first,
-    /// and the earlier deadline counts.
+    /// Completion `void(error_code)`. Plain operations (`async_get_data`, ...) keep working until the
+    /// close. A second drain joins the first, and the earlier deadline counts.
     /// @par Executor
     /// Runs on the session's executor; completes on the handler's associated executor.
-    /// @par Cancellation
+    /// @par Per-operation cancellation
     /// Terminal and partial: the grace is cut short: the session is closed now and this drain completes at
     /// once with `operation_aborted` (the server is told in the background; keep running the io_context).
-    /// Total: not supported (the waiters were already failed); the drain goes on.
+    /// Total: not supported (the waiters were already failed); ignored, the drain goes on.
+    /// @par Errors
+    /// Success when every holder released in time; `error::timeout` when the grace ran out first (the
+    /// session is closed all the same), or when another caller's cancellation closed it with locks still
+    /// held; `error::already_closed` when the session was closed or expired before the call; the session's
+    /// end (`error::session_expired`, `error::auth_failed`, or `error::session_closed` when something else
+    /// closed it) if it ended during the drain; `operation_aborted` when cancelled.
     /// @par Thread safety
-    /// Start it on the session's executor, as every operation of the session.
+    /// Start it on the session's executor, as every operation of the session. The cancellation signal may be
+    /// emitted from the thread that owns it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// It keeps the session's state alive until it completes. Destroying the session object closes the
+    /// session: a drain not yet closing it then completes with `error::session_closed`.
     template <class CompletionToken = asio::deferred_t>
     auto async_drain(std::chrono::steady_clock::duration grace, CompletionToken&& token = {})
     {
@@ -227,6 +283,25 @@ public:
 
     /// Creates a node with the open ACL. Completion `void(error_code, std::string created_path, stat)`;
     /// the created path carries the sequence suffix for sequential modes.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts (it is sent once
+    /// connected); the completion runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Terminal and partial: completes at once with `operation_aborted`, and the node may still be created.
+    /// Total: not supported (a sent request cannot be taken back): ignored, the real result comes.
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::node_exists`, `zk_errc::no_node` (no parent), `zk_errc::no_children_for_ephemerals`,
+    /// `zk_errc::invalid_acl`, `zk_errc::no_auth`; the lost answers `zk_errc::connection_loss`,
+    /// `zk_errc::operation_timeout`, `zk_errc::runtime_inconsistency` (the node may exist: see Operations).
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// `path` and `data` are taken by value (the operation keeps its own copies). The request keeps the
+    /// session's state alive until answered; destroying the session object closes it, and a request still
+    /// out completes with `error::session_closed` (the node may exist).
     template <class CompletionToken = asio::deferred_t>
     auto async_create(std::string path, std::string data, create_mode mode, CompletionToken&& token = {})
     {
@@ -234,8 +309,9 @@ public:
                             std::forward<CompletionToken>(token));
     }
 
-    /// The same with every field of the request, the ACL among them. (With GCC 12, name the request
-    /// before `co_await`ing: a braced temporary inside a co_await expression is destroyed twice.)
+    /// As above, with every field of the request, the ACL among them (taken by value, as are its strings).
+    /// (With GCC 12, name the request before `co_await`ing: a braced temporary inside a co_await expression
+    /// is destroyed twice.)
     template <class CompletionToken = asio::deferred_t>
     auto async_create(op::create request, CompletionToken&& token = {})
     {
@@ -247,6 +323,26 @@ public:
     }
 
     /// Deletes a node if its data version matches (-1: any). Completion `void(error_code)`.
+    /// @par Executor
+    /// Made on `get_executor()` when the operation starts; the completion runs on the handler's associated
+    /// executor. Without a connected cancellation slot, the deletes of one turn of the executor (and those
+    /// made while the previous batch is out) go as one multi, each still answered on its own; with one, the
+    /// delete is handed to the C client alone, at once.
+    /// @par Per-operation cancellation
+    /// Terminal and partial: completes at once with `operation_aborted`, and the node may still be deleted.
+    /// Total: not supported (a sent request cannot be taken back): ignored, the real result comes.
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::no_node`, `zk_errc::bad_version`, `zk_errc::not_empty`, `zk_errc::no_auth`;
+    /// the lost answers `zk_errc::connection_loss`, `zk_errc::operation_timeout`,
+    /// `zk_errc::runtime_inconsistency` (the node may be gone: see Operations).
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// `path` is taken by value. The session object may be destroyed meanwhile: that closes the session (a
+    /// delete held for a batch is sent first), and a delete still out completes with `error::session_closed`.
     template <class CompletionToken = asio::deferred_t>
     auto async_remove(std::string path, int version = -1, CompletionToken&& token = {})
     {
@@ -259,7 +355,23 @@ public:
 
     /// Makes the server this session talks to catch up with the leader, so that the reads after it see
     /// every write the leader had applied when it was answered (ZooKeeper's `sync`): the way to read
-    /// back a write whose answer was lost. Completion `void(error_code)`. Cancellation: any type.
+    /// back a write whose answer was lost. Completion `void(error_code)`.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts; the completion
+    /// runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total): completes at once with `operation_aborted` (the late answer is
+    /// dropped).
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::connection_loss`, `zk_errc::operation_timeout`.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// `path` is taken by value. The request keeps the session's state alive until answered; destroying the
+    /// session object closes it, and a request still out completes with `error::session_closed`.
     template <class CompletionToken = asio::deferred_t>
     auto async_sync(std::string path, CompletionToken&& token = {})
     {
@@ -271,12 +383,32 @@ public:
     }
 
     /// Completion `void(error_code, std::optional<stat>)`: empty when the node does not exist.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts; the completion
+    /// runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total): completes at once with `operation_aborted`; the late answer is
+    /// dropped, and so is a watch `w` (it stays unarmed; its wait completes with `operation_aborted`).
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::connection_loss`, `zk_errc::operation_timeout`. A missing node is no error.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// `path` is taken by value; destroying the session object closes it (a read still out completes with
+    /// `error::session_closed`). A watch `w` (the overload below) must exist when the operation starts (with
+    /// `asio::deferred`, when it is awaited) and is not used after that: it is reset then (what it watched
+    /// before is dropped; a read refused at once, e.g. `error::not_connected`, leaves it as it was), and armed
+    /// once the read succeeds; a read that fails leaves it unarmed.
     template <class CompletionToken = asio::deferred_t>
     auto async_exists(std::string path, CompletionToken&& token = {})
     {
         return initiate_read<std::optional<stat>>(&detail::async_exists, std::move(path), nullptr, token);
     }
-    /// The same, arming `w` to fire when the node is created, changed or deleted.
+    /// As above, arming `w` to fire when the node is created, changed or deleted (armed whether the node
+    /// exists or not).
     template <class CompletionToken = asio::deferred_t>
     auto async_exists(std::string path, watch& w, CompletionToken&& token = {})
     {
@@ -284,12 +416,29 @@ public:
     }
 
     /// Completion `void(error_code, std::string data, stat)`.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts; the completion
+    /// runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total): completes at once with `operation_aborted`; the late answer is
+    /// dropped, and so is a watch `w` (it stays unarmed; its wait completes with `operation_aborted`).
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::no_node`, `zk_errc::no_auth`, `zk_errc::connection_loss`,
+    /// `zk_errc::operation_timeout`.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// As async_exists: `path` is taken by value; a watch `w` must exist when the operation starts (it is not
+    /// used after that).
     template <class CompletionToken = asio::deferred_t>
     auto async_get_data(std::string path, CompletionToken&& token = {})
     {
         return initiate_read<std::string, stat>(&detail::async_get_data, std::move(path), nullptr, token);
     }
-    /// The same, arming `w` (if the node exists) to fire when it changes or is deleted.
+    /// As above, arming `w` (if the node exists) to fire when it changes or is deleted.
     template <class CompletionToken = asio::deferred_t>
     auto async_get_data(std::string path, watch& w, CompletionToken&& token = {})
     {
@@ -297,13 +446,30 @@ public:
     }
 
     /// Completion `void(error_code, std::vector<std::string> names, stat)`; names are unsorted.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts; the completion
+    /// runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total): completes at once with `operation_aborted`; the late answer is
+    /// dropped, and so is a watch `w` (it stays unarmed; its wait completes with `operation_aborted`).
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::no_node`, `zk_errc::no_auth`, `zk_errc::connection_loss`,
+    /// `zk_errc::operation_timeout`.
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// As async_exists: `path` is taken by value; a watch `w` must exist when the operation starts (it is not
+    /// used after that).
     template <class CompletionToken = asio::deferred_t>
     auto async_get_children(std::string path, CompletionToken&& token = {})
     {
         return initiate_read<std::vector<std::string>, stat>(&detail::async_get_children, std::move(path),
                                                              nullptr, token);
     }
-    /// The same, arming `w` (if the node exists) to fire when a child is created or deleted, or the node is
+    /// As above, arming `w` (if the node exists) to fire when a child is created or deleted, or the node is
     /// deleted.
     template <class CompletionToken = asio::deferred_t>
     auto async_get_children(std::string path, watch& w, CompletionToken&& token = {})
@@ -313,6 +479,24 @@ public:
     }
 
     /// Sets a node's data if its version matches (-1: any). Completion `void(error_code, stat)`.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts; the completion
+    /// runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Terminal and partial: completes at once with `operation_aborted`, and the data may still be set.
+    /// Total: not supported (a sent request cannot be taken back): ignored, the real result comes.
+    /// @par Errors
+    /// `error::invalid_path`; the session's state (`error::not_connected`, `error::session_expired`,
+    /// `error::session_closed`, `error::auth_failed`: at once, or the session ended while it was out);
+    /// ZooKeeper's `zk_errc::no_node`, `zk_errc::bad_version`, `zk_errc::no_auth`; the lost answers
+    /// `zk_errc::connection_loss`, `zk_errc::operation_timeout`, `zk_errc::runtime_inconsistency` (the data
+    /// may be set: see Operations).
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// `path` and `data` are taken by value. The request keeps the session's state alive until answered;
+    /// destroying the session object closes it, and a request still out completes with `error::session_closed`.
     template <class CompletionToken = asio::deferred_t>
     auto async_set_data(std::string path, std::string data, int version = -1, CompletionToken&& token = {})
     {
@@ -325,6 +509,26 @@ public:
 
     /// All operations or none. Completion `void(error_code, std::vector<multi_result>)`: on failure the
     /// error is the first failing operation's, and each result says which one it was.
+    /// @par Executor
+    /// The request is handed to the C client on `get_executor()` when the operation starts (an empty `ops`
+    /// completes with success and no request); the completion runs on the handler's associated executor.
+    /// @par Per-operation cancellation
+    /// Terminal and partial: completes at once with `operation_aborted`, and the transaction may still be
+    /// applied. Total: not supported (a sent request cannot be taken back): ignored, the real result comes.
+    /// @par Errors
+    /// `error::invalid_path` for any operation's path (nothing is sent, no results); the session's state
+    /// (`error::not_connected`, `error::session_expired`, `error::session_closed`, `error::auth_failed`: at
+    /// once, or the session ended while it was out); the failing operation's ZooKeeper code
+    /// (`zk_errc::node_exists`, `zk_errc::no_node`, `zk_errc::bad_version`, `zk_errc::not_empty`,
+    /// `zk_errc::no_auth`, ...); the lost answers `zk_errc::connection_loss`, `zk_errc::operation_timeout`,
+    /// `zk_errc::runtime_inconsistency` (it may have been applied: see Operations).
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// `ops` is taken by value (the request keeps its own copies of the paths and data until answered). The
+    /// request keeps the session's state alive; destroying the session object closes it, and a request still
+    /// out completes with `error::session_closed`.
     template <class CompletionToken = asio::deferred_t>
     auto async_multi(std::vector<multi_op> ops, CompletionToken&& token = {})
     {

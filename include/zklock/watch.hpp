@@ -50,10 +50,29 @@ public:
     /// True once a read registered it, until it fired or was dropped.
     bool armed() const noexcept;
 
-    /// Completion signature `void(error_code, watch_event)`, on the handler's associated executor.
-    /// Per-operation cancellation (any type: terminal, partial, total) abandons the wait at once with
-    /// `operation_aborted`; the watch stays armed and can be awaited again. A watch whose read was
-    /// cancelled is dropped: its wait completes with `operation_aborted` at once.
+    /// Waits for the watch to fire. Completion signature `void(error_code, watch_event)`, on the handler's
+    /// associated executor. A watch that fired already completes at once with its event (at every wait).
+    /// @par Executor
+    /// The wait is registered on the session's executor; the completion runs on the handler's associated
+    /// executor. A watch no read armed completes through Asio's system executor instead of the session's.
+    /// @par Per-operation cancellation
+    /// Any type (terminal, partial, total) abandons the wait at once with `operation_aborted`; the watch
+    /// stays armed and can be awaited again.
+    /// @par Errors
+    /// `error::session_expired` / `error::session_closed` / `error::auth_failed` if the session ends first
+    /// (an expiry the session renews from included); `error::watch_not_armed` if no read ever set it (or it
+    /// was moved from), or its session no longer exists; `operation_aborted` when cancelled, when another
+    /// async_wait on it takes its place, or when the watch is dropped: a watch whose read was cancelled (or
+    /// failed) is dropped, and a wait on it completes with `operation_aborted` at once, as when the object
+    /// is destroyed, assigned to or re-armed by another read. (Wait once the read has completed: a wait
+    /// started while it is out is not ended by the read's failure.)
+    /// @par Thread safety
+    /// Start it on the session's executor; the cancellation signal may be emitted from the thread that owns
+    /// it (it hops onto the session's executor).
+    /// @par Object lifetimes
+    /// The wait holds the watch's state, not this object: the object may be moved meanwhile (the wait goes
+    /// on), and destroying it ends the wait with `operation_aborted`. Destroying the session object ends the
+    /// wait with `error::session_closed`.
     template <class CompletionToken = boost::asio::deferred_t>
     auto async_wait(CompletionToken&& token = {})
     {

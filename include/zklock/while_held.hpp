@@ -38,11 +38,37 @@ namespace zklock {
  * The guard is not released: it stays the caller's, held or lost, to release or destroy.
  * `error::not_held` (thrown, the work not started) for an empty guard.
  *
- * Executor: the work runs on the calling coroutine's executor, and so does everything here (with several
- * threads on one io_context, call it on a strand). Cancellation: a cancellation of the calling coroutine
- * that its filter lets in (terminal by default; partial and total too after
- * `this_coro::reset_cancellation_state(enable_total_cancellation())`, and always under `||`) is passed
- * to the work as terminal; it then ends as the work does. Lifetimes: `g` must outlive the call.
+ * A coroutine, not an operation with a completion token; the paragraphs below say the same things as for
+ * the asynchronous verbs.
+ *
+ * @par Executor
+ * The work runs on the calling coroutine's executor, and so does everything here: the loss wait runs on the
+ * guard's session's executor and completes on the calling one (with several threads on one io_context,
+ * call it on a strand).
+ *
+ * @par Per-operation cancellation
+ * A cancellation of the calling coroutine that its filter lets in (terminal by default; partial and total
+ * too after `this_coro::reset_cancellation_state(enable_total_cancellation())`, and always under `||`) is
+ * passed to the work as terminal; it then ends as the work does (its result, or its exception, typically
+ * `operation_aborted`). Meanwhile the calling coroutine's `throw_if_cancelled` is turned off, and put back
+ * before it returns.
+ *
+ * @par Errors
+ * Thrown: `boost::system::system_error` with the loss reason when the lock is lost first
+ * (`error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_expired`,
+ * `error::session_closed`, `error::lease_expired`, `error::auth_failed`), once the work, cancelled, has
+ * stopped (whatever it returned or threw then); `boost::system::system_error` with `error::not_held` for an
+ * empty guard (the work not started); the work's own exception, rethrown as soon as it has one. A release
+ * of `g` by other code meanwhile is no error: only the loss watch ends, and the work runs on.
+ *
+ * @par Thread safety
+ * Call it from a coroutine whose executor does not run two handlers at once (a strand, or an io_context
+ * run by one thread): the work's completion and the loss wait's meet there. The loss wait itself hops
+ * onto the session's executor. `g` must not be used by another thread while the call starts.
+ *
+ * @par Object lifetimes
+ * `g` must outlive the call. The work is moved in and has ended before this returns, and so has the loss
+ * wait: nothing here outlives the call. What the work refers to must outlive it, as for any coroutine.
  */
 template <class T, class Guard>
 boost::asio::awaitable<T> while_held(Guard& g, boost::asio::awaitable<T> work)
