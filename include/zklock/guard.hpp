@@ -171,8 +171,8 @@ public:
      * Success when a revocation request was made on the node (before or during the wait), or when the
      * session drains (session::async_drain asks holders to let go the same way). `operation_aborted` when
      * the guard is released or destroyed first, when the hold ends without a release (its lease runs out;
-     * for a mutex or shared_mutex, a session renewal), or when the wait is cancelled; `error::not_held` on
-     * an empty guard. A loss does not end it: use async_wait_lost for that.
+     * a session renewal replaced the session that held it), or when the wait is cancelled;
+     * `error::not_held` on an empty guard. Other losses do not end it: use async_wait_lost for those.
      *
      * @par Thread safety
      * As async_wait_lost: may be initiated from any thread or strand (it only reads the guard), and

@@ -195,7 +195,7 @@ BOOST_AUTO_TEST_CASE(renew_fail_pending_fails_the_waiters)
     }, 60s);
 }
 
-// The semaphore: a lease holder is told, a local waiter re-queues and gets a lease of the new session.
+// The semaphore: a permit's holder is told, a local waiter re-queues and gets a permit of the new session.
 BOOST_AUTO_TEST_CASE(renew_requeue_semaphore)
 {
     asio::io_context ioc;
@@ -213,8 +213,13 @@ BOOST_AUTO_TEST_CASE(renew_requeue_semaphore)
             done = true;
         }, asio::detached);
         co_await yield();
+        std::optional<zklock::error_code> revoke_wait;
+        g1.async_wait_revoked([&](zklock::error_code e) { revoke_wait = e; });
         zklock::testing::kill_session(a);
         BOOST_TEST(co_await loss_of(g1) == zklock::error::session_expired);
+        // Its node went with the old session: no revocation can reach it, and the wait for one ends.
+        BOOST_TEST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return revoke_wait.has_value(); }));
+        BOOST_TEST(*revoke_wait == asio::error::operation_aborted);
         BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return done; }, 20s));
         BOOST_TEST(!ec2);
         BOOST_TEST(g2.lost() == zklock::error_code{});
