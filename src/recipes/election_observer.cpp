@@ -148,7 +148,7 @@ void async_observe_leader(std::shared_ptr<session_impl> s, std::string dir, std:
     auto op = pending_op<leader_info>::bind(s, std::move(h), op_nature::undoable);
     auto ex = s->ex;
     asio::dispatch(ex, [s = std::move(s), dir = std::move(dir), known = std::move(known), op = std::move(op)]() mutable {
-        if (auto ec = dir == "/" ? error_code(zklock::error::invalid_path) : s->refusal(dir))
+        if (auto ec = below_root_refusal(*s, dir))
             return op->complete(ec, leader_info{});
         std::make_shared<observer_run>(s, std::move(op), std::move(dir), std::move(known))->start();
     });

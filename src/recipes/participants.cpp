@@ -143,7 +143,7 @@ void async_participants(const std::shared_ptr<session_impl>& s, std::string path
     if (!s) return complete_without_session(std::move(h), error_code(zklock::error::no_session), std::vector<participant>{});
     auto op = pending_op<std::vector<participant>>::bind(s, std::move(h), op_nature::undoable);
     asio::dispatch(s->ex, [s, path = std::move(path), op = std::move(op)]() mutable {
-        if (auto ec = path == "/" ? error_code(zklock::error::invalid_path) : s->refusal(path))
+        if (auto ec = below_root_refusal(*s, path))
             return op->complete(ec, std::vector<participant>{});
         if (!op->send_now()) return;
         auto snap = std::make_shared<snapshot>();

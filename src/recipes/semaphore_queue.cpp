@@ -26,10 +26,9 @@ void semaphore_queue::subscribe()
             // release it. Waiters served but held back wait again (or fail) with the others.
             const bool keep = requeues(*q->s);
             for (auto& [holder, l] : q->held_) {
-                q->lose(holder, zklock::error::session_expired);
+                q->lose(holder, zklock::error::session_expired);  // tells its loss listeners
                 // Its node is gone: no revocation can reach it any more (as a mutex's holder is told).
-                for (auto& [id, h] : q->revoke_waiters_.take(holder))
-                    q->s->post_completion(std::move(h), error_code(asio::error::operation_aborted));
+                q->drop_listeners(holder);
             }
             auto back = std::exchange(q->held_back_, {});
             q->perform(q->machine().on_session_renewed(keep));

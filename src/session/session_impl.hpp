@@ -426,5 +426,8 @@ std::mutex& c_client_mutex();
 bool valid_path(std::string_view path, bool allow_sequential_suffix = false) noexcept;
 /// error::invalid_path (and why, in `s`'s log) for a lock path too long for the lock's own nodes below it.
 error_code lock_path_refusal(const session_impl& s, std::string_view path);
+/// s.refusal(path), and error::invalid_path for the root, which is no lock's path or node: for the verbs that
+/// read or write a lock's path or node by name (participants, revocation, an election's observers).
+error_code below_root_refusal(const session_impl& s, std::string_view path);
 
 }  // namespace zklock::detail

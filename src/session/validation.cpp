@@ -144,6 +144,11 @@ error_code lock_path_refusal(const session_impl& s, std::string_view path)
     return ec;
 }
 
+error_code below_root_refusal(const session_impl& s, std::string_view path)
+{
+    return path == "/" ? error_code(zklock::error::invalid_path) : s.refusal(path);
+}
+
 bool valid_path(std::string_view path, bool allow_sequential_suffix) noexcept
 {
     if (path.empty() || path.front() != '/' || path.size() > max_path_length) return false;

@@ -16,10 +16,8 @@ void async_request_revoke(const std::shared_ptr<session_impl>& s, std::string no
     auto op = pending_op<>::bind(s, std::move(h), op_nature::write);
     asio::dispatch(s->ex, [op, node = std::move(node)]() mutable {
         const auto& ss = op->session();
-        // The root is never a lock node (a lock's path is below it): writing the request there would only
-        // overwrite the root's data.
-        const auto refused = node == "/" ? error_code(zklock::error::invalid_path) : ss->refusal(node);
-        if (refused) return op->complete(refused);
+        // The root is never a lock node: writing the request there would only overwrite the root's data.
+        if (auto ec = below_root_refusal(*ss, node)) return op->complete(ec);
         if (!op->send_now()) return;
         ss->set_data(std::move(node), std::string(revoke_message), -1, [op](error_code ec, stat) {
             if (!ec) ++op->session()->stats.revocations_requested;
