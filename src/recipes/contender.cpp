@@ -84,14 +84,20 @@ void contender::perform(const contender_action& a)
     const auto r = a.round;
     switch (a.what) {
     case type::create_node:
-        s_->create(op::create{a.path, data_, create_mode::ephemeral_sequential, acl_},
-                   [self, r, sent_on = s_->connections](error_code ec, std::string path, stat st) {
-                       bool first = false;
-                       if (!ec && !self->machine_.finished())
-                           if (auto o = self->owner_.lock()) first = o->created(self.get(), path, sent_on);
-                       self->perform(self->machine_.on_created(r, ec, path, st.czxid, first));
-                   });
+    {
+        auto answered = [self, r, sent_on = s_->connections](error_code ec, std::string path, stat st) {
+            bool first = false;
+            if (!ec && !self->machine_.finished())
+                if (auto o = self->owner_.lock()) first = o->created(self.get(), path, sent_on);
+            self->perform(self->machine_.on_created(r, ec, path, st.czxid, first));
+        };
+        op::create c{a.path, data_, create_mode::ephemeral_sequential, acl_};
+        const auto next = std::exchange(next_, std::nullopt);  // only the first create is expected
+        if (!a.batchable) s_->create(std::move(c), std::move(answered));
+        else s_->create_batched(std::move(c), next ? a.path + sequence_suffix(*next) : std::string{},
+                                std::move(answered));
         break;
+    }
     case type::create_container:
         s_->create(op::create{a.path, "", create_mode::container, acl_},
                    [self, r, i = a.index](error_code ec, std::string, stat) {

@@ -8,6 +8,8 @@
 #include <zklock/watch.hpp>
 
 #include <array>
+#include <cstdint>
+#include <optional>
 
 namespace zklock::detail {
 
@@ -34,7 +36,13 @@ public:
               contender_kind kind, zklock::acl acl, bool watch_followers, std::string data, bool kazoo_name = false);
 
     /// `by_sequence`: create without the listing, for the owner to prove the node first (see created).
-    void start(bool by_sequence = false) { perform(machine_.start(by_sequence)); }
+    /// `next`: the sequence the sequence proof expects the node to get (none: no proof expected); the
+    /// create then goes without the listing and may go in a multi, its node's token read right behind it.
+    void start(std::optional<std::int32_t> next = std::nullopt)
+    {
+        next_ = next;
+        perform(machine_.start(next.has_value()));
+    }
     /// Nobody wants the lock any more: delete the node now, or when its create completes.
     void abandon() { perform(machine_.abandon()); }
     /// From now on, report another contender queuing behind the held node (followers_waiting).
@@ -60,6 +68,7 @@ private:
     std::string data_;
     contender_machine machine_;
     handler<> release_done_;
+    std::optional<std::int32_t> next_;  // the sequence start() expects the first create to get
     std::array<watch, max_watched_ahead> pred_watches_;  // the nodes ahead, by the index of their get_data
     watch own_watch_, followers_watch_, waiting_own_watch_;
 };

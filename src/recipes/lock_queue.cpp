@@ -348,7 +348,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
         case type::start_contender: {
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
-            const bool by_sequence = memo_ && memo_->current().expects(s->connections);
+            const auto next = memo_ ? memo_->current().next(s->connections) : std::nullopt;
             // A lingering node needs to know at once who queues behind it (others ask at their first
             // hand-off or join: local_queue::grant).
             current_ = std::make_shared<contender>(s, std::weak_ptr<contender_owner>(self), path, opts.kind, opts.acl,
@@ -358,7 +358,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             if (!opts.passed_over.empty()) current_->pass_over(opts.passed_over);
             s->retain_keepalive();
             data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
-            current_->start(by_sequence);
+            current_->start(next);
             break;
         }
         case type::abandon_contender:

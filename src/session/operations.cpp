@@ -155,7 +155,9 @@ void session_impl::start_request(const char* kind, error_code refused, handler<A
         post_completion(std::move(h), refused, Args{}...);
         return;
     }
-    if (!removes_.empty()) send_removes();  // the deletes held back go first: the session's order
+    // The writes held back go first: the session's order (at most one of the two is held).
+    if (!removes_.empty()) send_removes();
+    if (!creates_.empty()) send_creates();
     auto* r = new request<Args...>(kind);
     r->owner = shared_from_this();
     r->h = std::move(h);
@@ -171,7 +173,73 @@ void session_impl::start_request(const char* kind, error_code refused, handler<A
 }
 
 // --- The operations -----------------------------------------------------------------------------
-void session_impl::create(op::create c, handler<std::string, stat> h)
+void session_impl::create(op::create c, handler<std::string, stat> h) { create_now(std::move(c), std::move(h)); }
+
+void session_impl::create_batched(op::create c, std::string predicted, handler<std::string, stat> h)
+{
+    if (auto ec = refusal(c.path, is_sequential(c.mode)); ec || asio::get_associated_cancellation_slot(h).is_connected())
+        return create_now(std::move(c), std::move(h));
+    if (!removes_.empty()) send_removes();  // the deletes held before it go first
+    creates_.push_back({std::move(c), std::move(predicted), std::move(h)});
+    if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
+}
+
+// One multi of creates and the reads of their predicted paths behind it: a create is answered once the
+// multi and its read (if any) both have been.
+struct session_impl::create_batch {
+    std::vector<held_create> creates;
+    std::vector<int> awaited;                // answers still to come, per create
+    std::vector<std::optional<stat>> found;  // what each predicted path's read found
+    std::vector<std::string> paths;          // the multi's answer
+    error_code ec;
+    bool again = false;  // one create's own error failed the multi: each again, alone
+};
+
+void session_impl::send_creates()
+{
+    auto held = std::exchange(creates_, {});
+    if (held.empty()) return;
+    if (held.size() == 1) return create_now(std::move(held[0].request), std::move(held[0].h));
+    for (std::size_t from = 0; from < held.size(); from += max_writes_in_one_multi) {
+        const auto to = std::min(held.size(), from + max_writes_in_one_multi);
+        auto b = std::make_shared<create_batch>();
+        std::vector<multi_op> ops;
+        for (auto i = from; i < to; ++i) {
+            ops.push_back(held[i].request);
+            b->creates.push_back(std::move(held[i]));
+        }
+        b->awaited.assign(b->creates.size(), 1);
+        b->found.resize(b->creates.size());
+        auto answered = [self = shared_from_this(), b](std::size_t i) {
+            if (--b->awaited[i] > 0) return;
+            auto& c = b->creates[i];
+            if (b->again) return self->create_now(std::move(c.request), std::move(c.h));
+            if (b->ec || i >= b->paths.size()) return self->post_completion(std::move(c.h), b->ec, std::string{}, stat{});
+            // The read found the node only if the create made it under the predicted name.
+            const bool read_it = b->found[i] && b->paths[i] == c.predicted;
+            self->post_completion(std::move(c.h), error_code{}, std::move(b->paths[i]), read_it ? *b->found[i] : stat{});
+        };
+        // Its kind is "create": a fault planned for a create (testing/faults.hpp) hits the batch.
+        multi_as("create", std::move(ops), [self = shared_from_this(), b, answered](error_code ec, std::vector<multi_result> results) {
+            b->ec = ec;
+            b->again = ec && ec.category() == zookeeper_category() && !is_retryable(ec) && !self->refusal();
+            for (auto& r : results) b->paths.push_back(std::move(r.path));
+            for (std::size_t i = 0; i < b->creates.size(); ++i) answered(i);
+        });
+        // The reads go in the same segment, and the server answers them after the multi: the node's stat
+        // costs no round trip of its own.
+        for (std::size_t i = 0; i < b->creates.size(); ++i) {
+            if (b->creates[i].predicted.empty()) continue;
+            ++b->awaited[i];
+            exists(b->creates[i].predicted, nullptr, [b, answered, i](error_code ec, std::optional<stat> st) {
+                if (!ec) b->found[i] = st;
+                answered(i);
+            });
+        }
+    }
+}
+
+void session_impl::create_now(op::create c, handler<std::string, stat> h)
 {
     using req_t = request<std::string, stat>;
     start_request("create", refusal(c.path, is_sequential(c.mode)), std::move(h), {}, [&](req_t& r) {
@@ -191,6 +259,7 @@ void session_impl::remove(std::string path, int version, handler<> h)
 {
     if (auto ec = refusal(path); ec || asio::get_associated_cancellation_slot(h).is_connected())
         return remove_now(std::move(path), version, std::move(h));
+    if (!creates_.empty()) send_creates();  // the creates held before it go first
     removes_.push_back({std::move(path), version, std::move(h)});
     // While earlier deletes are out, finished() sends these when they are answered.
     if (removes_.size() == 1 && !removes_out())
@@ -208,8 +277,8 @@ void session_impl::send_removes()
         ~note_newest() { s.newest_removes_ = s.next_request_ - 1; }
     } newest{*this};
     if (held.size() == 1) return remove_now(std::move(held[0].path), held[0].version, std::move(held[0].h));
-    for (std::size_t from = 0; from < held.size(); from += max_removes_in_one_multi) {
-        const auto to = std::min(held.size(), from + max_removes_in_one_multi);
+    for (std::size_t from = 0; from < held.size(); from += max_writes_in_one_multi) {
+        const auto to = std::min(held.size(), from + max_writes_in_one_multi);
         std::vector<multi_op> ops;
         std::vector<held_remove> batch;
         for (auto i = from; i < to; ++i) {

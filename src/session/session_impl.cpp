@@ -293,6 +293,7 @@ void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
     // Deletes held back for a batch are not sent to a handle let go of: their nodes go with the session
     // (close() sends them first, to be flushed as the handle closes).
     for (auto& r : std::exchange(removes_, {})) post_completion(std::move(r.h), why);
+    for (auto& c : std::exchange(creates_, {})) post_completion(std::move(c.h), why, std::string{}, stat{});
     for (auto& [wid, w] : std::exchange(watches_, {})) {
         w->at = watch_state::phase::failed;
         w->error = why;

@@ -154,6 +154,12 @@ public:
         if (!close_finished_ && is_final(state)) on_handle_closed();
     }
     void create(op::create request, handler<std::string, stat> h);
+    /// create, for a caller that can do without the answer's stat: the creates made one after another in
+    /// one turn of the loop go as one multi, one transaction for all (see creates_). A multi answers with
+    /// paths alone, so each stat is then read right behind it from `predicted`, the path the caller
+    /// expects the node to get; it is empty (czxid 0) when the node got another path, or none was
+    /// predicted. A create left alone in its turn goes as create() sends it, with its stat.
+    void create_batched(op::create request, std::string predicted, handler<std::string, stat> h);
     void remove(std::string path, int version, handler<> h);
     /// Makes the server this session talks to catch up with the leader before it answers later reads.
     void sync(std::string path, handler<> h);
@@ -165,6 +171,9 @@ public:
     /// Sends the deletes that remove() holds back (see removes_). Done before any other request, so that
     /// the session's order is kept, and at the end of the turn that queued them.
     void send_removes();
+    /// Sends the creates that create_batched() holds back: at the end of their turn, or before any other
+    /// request or a delete, which they precede.
+    void send_creates();
 
     /// The server's id and password of this session (empty password before the first connect), for
     /// testing::kill_session.
@@ -306,11 +315,23 @@ private:
         handler<> h;
     };
     std::vector<held_remove> removes_;
-    static constexpr std::size_t max_removes_in_one_multi = 1000;  // far below jute.maxbuffer (1 MiB)
+    static constexpr std::size_t max_writes_in_one_multi = 1000;  // far below jute.maxbuffer (1 MiB)
     /// The newest request send_removes made (0: none); the deletes are out while it is in flight.
     std::uint64_t newest_removes_ = 0;
     bool removes_out() const { return newest_removes_ != 0 && inflight_.count(newest_removes_) != 0; }
     void remove_now(std::string path, int version, handler<> h);
+    // The creates of one turn whose callers need no stat (the lock nodes that a session's independent
+    // locks make at once) go as one multi, as the deletes do; a create holds the deletes held before it
+    // back no longer, and a delete the creates, so that at most one of the two is held and the session's
+    // order is kept. A multi fails as a whole: then each create is sent again alone.
+    struct held_create {
+        op::create request;
+        std::string predicted;
+        handler<std::string, stat> h;
+    };
+    std::vector<held_create> creates_;
+    struct create_batch;
+    void create_now(op::create request, handler<std::string, stat> h);
     void multi_as(const char* kind, std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
 
     std::unordered_map<std::uint64_t, request_base*> inflight_;

@@ -6,7 +6,9 @@
 #include "mutex_util.hpp"
 
 #include <zklock/detail/sequence.hpp>
+#include <zklock/testing/faults.hpp>
 
+#include <map>
 #include <optional>
 
 using namespace test;
@@ -64,7 +66,148 @@ asio::awaitable<double> requests_per_cycle(zklock::session& s, const std::string
     co_return per_cycle;
 }
 
+/// The ZooKeeper requests of `kind` that `s` has sent so far.
+std::uint64_t sent(const zklock::session& s, const std::string& kind)
+{
+    const auto all = s.stats().requests_by_kind;
+    const auto it = all.find(kind);
+    return it == all.end() ? 0 : it->second.sent;
+}
+
+/// The token a holder must have: its node's creation zxid, as the server has it.
+asio::awaitable<void> check_token(zklock::session& s, const zklock::guard& g)
+{
+    auto [ec, st] = co_await s.async_exists(g.node(), tuple_awaitable);
+    BOOST_TEST_REQUIRE(!ec, ec.message());
+    BOOST_TEST_REQUIRE(st.has_value());
+    BOOST_TEST(g.token().zxid == st->czxid, g.node());
+}
+
+/// Locks on `n` paths of one session, each taken a few times alone, so that the next create of each is
+/// expected first by its sequence (and may go in a multi with the others of its turn).
+struct independent_locks {
+    std::string base;
+    std::vector<mutex> locks;
+    independent_locks(zklock::session& s, const std::string& what, std::size_t n) : base(unique_path(what))
+    {
+        for (std::size_t i = 0; i < n; ++i) locks.emplace_back(s, base + "/r" + std::to_string(i));
+    }
+    asio::awaitable<void> warm_up()
+    {
+        for (auto& m : locks) co_await cycle(m, 3);
+    }
+    std::string path(std::size_t i) const { return base + "/r" + std::to_string(i); }
+};
+
+/// Acquires every lock of `l` at once (one coroutine each, started in one turn), checks each holder's
+/// token and that it is alone in its path, and releases (counting them in `done`); then checks that every
+/// node is gone.
+asio::awaitable<void> take_all_at_once(zklock::session& s, independent_locks& l, std::map<std::string, int>& inside,
+                                       std::size_t& done)
+{
+    const auto ex = co_await asio::this_coro::executor;
+    for (std::size_t i = 0; i < l.locks.size(); ++i)
+        asio::co_spawn(
+            ex,
+            [&, i]() -> asio::awaitable<void> {
+                auto g = co_await l.locks[i].acquire(10s, use_awaitable);
+                BOOST_TEST(++inside[l.path(i)] == 1, "two holders in " << l.path(i));
+                co_await check_token(s, g);
+                --inside[l.path(i)];
+                co_await g.release(use_awaitable);
+            },
+            [&](std::exception_ptr e) {
+                ++done;
+                if (e) std::rethrow_exception(e);
+            });
+    BOOST_TEST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == l.locks.size(); }));
+    for (std::size_t i = 0; i < l.locks.size(); ++i) BOOST_TEST((co_await children(s, l.path(i))).empty());
+}
+
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(batched_creates)
+
+// Independent locks of one session taken in one turn: their creates go as one multi (one transaction),
+// and each node's stat, whose czxid is the fencing token, is read right behind it from the name that the
+// sequence predicts (an exists each, in the same round trip).
+BOOST_AUTO_TEST_CASE(the_creates_of_one_turn_go_as_one_multi_and_each_holder_has_its_token)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        independent_locks l(ss[0], "batch", 6);
+        co_await l.warm_up();
+        const auto creates = sent(ss[0], "create"), reads = sent(ss[0], "exists");
+        std::map<std::string, int> inside;
+        std::size_t done = 0;
+        co_await take_all_at_once(ss[0], l, inside, done);
+        BOOST_TEST(sent(ss[0], "create") - creates == 1u);  // six creates, one request
+        // Six reads behind the multi, and the six of check_token.
+        BOOST_TEST(sent(ss[0], "exists") - reads == 12u);
+    });
+}
+
+// One path's predicted name is taken by another session's node: that create's read finds nothing, and its
+// node waits in line; its token is read once it holds.
+BOOST_AUTO_TEST_CASE(a_create_in_a_multi_that_gets_another_name_waits_and_reads_its_token)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        independent_locks l(ss[0], "batch-between", 4);
+        co_await l.warm_up();
+        mutex theirs(ss[1], l.path(0));
+        auto g = co_await theirs.acquire(5s, use_awaitable);  // its node comes right after our last one there
+        std::map<std::string, int> inside;
+        ++inside[l.path(0)];
+        const auto creates = sent(ss[0], "create");
+        bool all_done = false;
+        std::size_t done = 0;
+        asio::co_spawn(
+            co_await asio::this_coro::executor,
+            [&]() -> asio::awaitable<void> {
+                co_await take_all_at_once(ss[0], l, inside, done);
+                all_done = true;
+            },
+            [](std::exception_ptr e) {
+                if (e) std::rethrow_exception(e);
+            });
+        // The three others are taken and released behind the multi; path 0 waits for `theirs`.
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return done == 3u && (co_await children(ss[1], l.path(0))).size() == 2u;
+        }));
+        BOOST_TEST(sent(ss[0], "create") - creates == 1u);
+        BOOST_TEST(!all_done);
+        --inside[l.path(0)];
+        co_await g.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return all_done; }));
+    });
+}
+
+// The multi is applied but its answer is lost with the connection: each contender finds its node by its
+// protected name after the reconnect, reads its token, and holds; nothing is left behind.
+BOOST_AUTO_TEST_CASE(a_multi_whose_answer_is_lost_finds_its_nodes_and_their_tokens)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        independent_locks l(ss[0], "batch-lost", 4);
+        co_await l.warm_up();
+        const auto creates = sent(ss[0], "create");
+        zklock::testing::lose_next_applied_answer(ss[0], "create");
+        std::map<std::string, int> inside;
+        std::size_t done = 0;
+        co_await take_all_at_once(ss[0], l, inside, done);
+        BOOST_TEST(sent(ss[0], "create") - creates == 1u);  // none was made again
+        BOOST_TEST(ss[0].stats().connections >= 2u);        // the fault really dropped the connection
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sequence_proof)
 

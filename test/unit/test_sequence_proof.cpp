@@ -215,6 +215,58 @@ BOOST_FIXTURE_TEST_CASE(a_create_proven_first_holds_without_a_listing, fixture)
     BOOST_TEST(m.zxid() == 100);
 }
 
+BOOST_FIXTURE_TEST_CASE(only_a_create_without_a_listing_behind_it_may_be_batched, fixture)
+{
+    auto out = m.start(true);
+    BOOST_TEST(out[0].batchable);  // nothing is pipelined behind it: it may wait for the turn's other creates
+    remake(contender_kind::exclusive);
+    out = m.start();
+    BOOST_TEST(show(out) == "create_node(_c_u-lock-) list");
+    BOOST_TEST(!out[0].batchable);  // the listing must see the node: the create goes first, alone
+}
+
+BOOST_FIXTURE_TEST_CASE(a_batched_create_proven_first_reads_its_token_before_it_holds, fixture)
+{
+    show(m.start(true));
+    auto out = m.on_created(r, ok, own_path, 0, true);  // made in a multi: no czxid came back
+    BOOST_TEST(show(out) == "get_data(" + own + ")");
+    BOOST_TEST((out[0].slot == watch_slot::none));  // a read alone: no watch to pay a notification for
+    BOOST_TEST(m.held());
+    BOOST_TEST(m.zxid() == 0);
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, ok, 100)) == "acquired");
+    BOOST_TEST(m.zxid() == 100);
+    BOOST_TEST(show(m.watch_own_node()) == "get_data(" + own + ")");  // the watch is still set when asked
+}
+
+BOOST_FIXTURE_TEST_CASE(a_batched_create_with_the_own_watch_wanted_reads_the_token_with_it, fixture)
+{
+    BOOST_TEST(m.watch_own_node().empty());  // not held yet
+    show(m.start(true));
+    auto out = m.on_created(r, ok, own_path, 0, true);
+    BOOST_TEST(show(out) == "get_data(" + own + ")");
+    BOOST_TEST((out[0].slot == watch_slot::own));  // one read does both
+    BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 100)) == "await_watch[own] acquired");
+    BOOST_TEST(m.zxid() == 100);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_batched_node_deleted_before_its_token_is_read_is_lost_unannounced, fixture)
+{
+    show(m.start(true));
+    show(m.on_created(r, ok, own_path, 0, true));
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, no_node, 0)) == "lost");  // never "acquired": the queue queues again
+    BOOST_TEST(m.zxid() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_token_read_that_loses_its_connection_reads_again_with_the_watch, fixture)
+{
+    show(m.start(true));
+    show(m.on_created(r, ok, own_path, 0, true));
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, conn_loss, 0)) == "await_connected[watch_own] waiting");
+    BOOST_TEST(show(m.on_reconnected(resume::watch_own, true)) == "get_data(" + own + ")");
+    BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 100)) == "await_watch[own] acquired");
+    BOOST_TEST(m.watch_own_node().empty());  // the watch is set already
+}
+
 BOOST_FIXTURE_TEST_CASE(a_create_not_proven_first_is_listed_then, fixture)
 {
     show(m.start(true));

@@ -34,7 +34,7 @@ void contender_machine::do_start(actions& out, bool listed)
     const auto r = next_round();
     czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
     listing_follows_ = listed;
-    out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = r});
+    out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = r, .batchable = !listed});
     if (listed) out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::place});
 }
 
@@ -267,12 +267,14 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
         else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor, .index = index});
         return out;
     }
-    // Our own node, while held.
+    // Our own node, while held: watched (own), or read for its czxid alone (none).
     if (ec == zk_errc::no_node) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
-    else if (is_retryable(ec)) after_reconnect(out, resume::watch_own);
-    else if (!ec) {
+    else if (is_retryable(ec)) {
+        own_watched_ = true;  // (a read for the czxid is asked again with the watch: rare, and harmless)
+        after_reconnect(out, resume::watch_own);
+    } else if (!ec) {
         if (czxid_ == 0) czxid_ = czxid;
-        out.push_back({.what = type::await_watch, .slot = watch_slot::own});
+        if (slot == watch_slot::own) out.push_back({.what = type::await_watch, .slot = watch_slot::own});
         if (std::exchange(announce_when_watched_, false)) out.push_back({.what = type::acquired});
         if (data == revoke_request) out.push_back({.what = type::revoke_requested});
     }
@@ -329,9 +331,12 @@ void contender_machine::become_holder(actions& out)
 {
     phase_ = phase::held;
     if (watch_followers_) watch_followers(out);
-    // Found again after a lost create answer: learn the node's czxid (the fencing token) first.
+    // The create's answer had no czxid (the node was found again after a lost answer, or made in a multi):
+    // learn the fencing token first, by the own watch's read if that is wanted, else by a read alone (a
+    // watch would cost the server a notification at our own delete).
     if (czxid_ == 0) announce_when_watched_ = true;
-    if ((own_wanted_ || czxid_ == 0) && !std::exchange(own_watched_, true)) watch_own(out);
+    if (own_wanted_ && !std::exchange(own_watched_, true)) watch_own(out);
+    else if (czxid_ == 0) out.push_back({.what = type::get_data, .path = node_, .slot = watch_slot::none});
     if (czxid_ != 0) out.push_back({.what = type::acquired});
 }
 

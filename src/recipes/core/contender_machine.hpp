@@ -38,11 +38,12 @@ enum class resume { start, find_own, relist, watch_own, watch_followers, cleanup
 struct contender_action {
     enum class type {
         // Requests, each answered by an event.
-        create_node,       ///< ephemeral sequential `path` -> on_created
+        create_node,       ///< ephemeral sequential `path` (`batchable`: see below) -> on_created
         create_container,  ///< container `path` (an ancestor, `index`) -> on_container_created
         exists,            ///< `path` (ancestor `index`) -> on_exists
         list,              ///< children of `path` for `purpose`, watch `slot` -> on_listed
-        get_data,          ///< `path` with a data watch in `slot` (predecessor: the `index`th ahead) -> on_data
+        get_data,          ///< `path` with a data watch in `slot` (predecessor: the `index`th ahead; none: no
+                           ///< watch, the own node's czxid alone) -> on_data
         probe_delete,      ///< delete `path` (a name that never exists) -> on_probed
         sync,              ///< `path`; its answer only orders the next read behind it
         await_watch,       ///< wait on the watch in `slot` (predecessor: the `index`th) -> on_watch_fired
@@ -70,6 +71,9 @@ struct contender_action {
     resume step = resume::start;
     std::size_t index = 0;
     error_code ec{};
+    /// create_node: nothing is pipelined behind the create, so the session may send it in one multi with
+    /// the other creates of its turn; on_created then gets no czxid, and the holder reads it.
+    bool batchable = false;
 };
 
 /// A waiter with at most this many contenders ahead that count watches them all, and holds when the last

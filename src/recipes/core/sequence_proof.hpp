@@ -22,7 +22,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
+#include <string>
 
 namespace zklock::detail {
 
@@ -32,6 +34,15 @@ namespace zklock::detail {
 inline std::optional<std::uint64_t> answered_on(std::uint64_t sent_on, std::uint64_t current) noexcept
 {
     return sent_on == current ? std::optional<std::uint64_t>(sent_on) : std::nullopt;
+}
+
+/// The suffix ZooKeeper gives a sequential node with sequence `seq`: Java's "%010d", which C's printf
+/// shares ("0000000042", "-000000005"); parse_sequence reads it back.
+inline std::string sequence_suffix(std::int32_t seq)
+{
+    char digits[16];
+    std::snprintf(digits, sizeof digits, "%010d", static_cast<int>(seq));
+    return digits;
 }
 
 class sequence_proof {
@@ -74,6 +85,13 @@ public:
     /// Worth creating without the listing: a create made now would be proven first unless someone
     /// else creates a node meanwhile (its answer is then listed, one round trip later).
     bool expects(std::uint64_t connection) const noexcept { return watched(connection) && held_.set && released_; }
+    /// The sequence such a create would be proven first with: the held node's plus one (none unless
+    /// expects()). Its name can be read before the create's answer comes.
+    std::optional<std::int32_t> next(std::uint64_t connection) const noexcept
+    {
+        if (!expects(connection)) return std::nullopt;
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(held_.value) + 1u);
+    }
 
 private:
     // The suffix is a signed 32-bit count that wraps as Java's int does.
