@@ -32,7 +32,10 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
                           });
             return;
         }
-        if (done) s->post_completion(std::move(done), ec);
+        // `done` is the recipes' own (never a caller's), and this runs on the session's executor, out of
+        // the C client: called at once, so that what the answer tells (the sequence proof's "deleted") is
+        // known before the handler of the next answer, which may be the next create's, runs.
+        if (done) std::move(done)(ec);
     });
 }
 
@@ -145,7 +148,7 @@ void contender::perform(const contender_action& a)
         // The own-node watch goes once the delete is answered: the delete itself consumes it.
         delete_node(s_, a.path, [self, done = std::move(release_done_)](error_code ec) mutable {
             self->own_watch_ = watch{};
-            if (done) self->s_->post_completion(std::move(done), ec);
+            if (done) std::move(done)(ec);  // the lock queue's (delete_node says why at once)
         });
         break;
     case type::await_connected:

@@ -179,14 +179,20 @@ void session_impl::create_batched(op::create c, std::string predicted, handler<s
 {
     if (auto ec = refusal(c.path, is_sequential(c.mode)); ec || asio::get_associated_cancellation_slot(h).is_connected())
         return create_now(std::move(c), std::move(h));
-    if (!removes_.empty()) send_removes();  // the deletes held before it go first
+    // The deletes held before it go first: in the same multi (a dropped guard's delete and the next
+    // create of its lock, one transaction), unless there are too many of them to share one.
+    if (!removes_.empty()) {
+        if (removes_.size() < max_writes_in_one_multi / 2) removes_ahead_ = std::exchange(removes_, {});
+        else send_removes();
+    }
     creates_.push_back({std::move(c), std::move(predicted), std::move(h)});
     if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
 }
 
-// One multi of creates and the reads of their predicted paths behind it: a create is answered once the
-// multi and its read (if any) both have been.
+// One multi of creates (after the deletes held before them) and the reads of their predicted paths behind
+// it: a create is answered once the multi and its read (if any) both have been.
 struct session_impl::create_batch {
+    std::vector<held_remove> removes;
     std::vector<held_create> creates;
     std::vector<int> awaited;                // answers still to come, per create
     std::vector<std::optional<stat>> found;  // what each predicted path's read found
@@ -198,12 +204,23 @@ struct session_impl::create_batch {
 void session_impl::send_creates()
 {
     auto held = std::exchange(creates_, {});
+    auto ahead = std::exchange(removes_ahead_, {});
     if (held.empty()) return;
-    if (held.size() == 1) return create_now(std::move(held[0].request), std::move(held[0].h));
-    for (std::size_t from = 0; from < held.size(); from += max_writes_in_one_multi) {
-        const auto to = std::min(held.size(), from + max_writes_in_one_multi);
+    // A create alone gets its stat from its own answer; one behind deletes goes with them if its name
+    // can be read behind the multi.
+    if (held.size() == 1 && (ahead.empty() || held[0].predicted.empty())) {
+        if (!ahead.empty()) {
+            removes_ = std::move(ahead);
+            send_removes();
+        }
+        return create_now(std::move(held[0].request), std::move(held[0].h));
+    }
+    for (std::size_t from = 0, to = 0; from < held.size(); from = to) {
+        to = std::min(held.size(), from + max_writes_in_one_multi - ahead.size());
         auto b = std::make_shared<create_batch>();
         std::vector<multi_op> ops;
+        b->removes = std::exchange(ahead, {});  // the first multi only
+        for (const auto& r : b->removes) ops.push_back(op::remove{r.path, r.version});
         for (auto i = from; i < to; ++i) {
             ops.push_back(held[i].request);
             b->creates.push_back(std::move(held[i]));
@@ -223,9 +240,14 @@ void session_impl::send_creates()
         multi_as("create", std::move(ops), [self = shared_from_this(), b, answered](error_code ec, std::vector<multi_result> results) {
             b->ec = ec;
             b->again = ec && ec.category() == zookeeper_category() && !is_retryable(ec) && !self->refusal();
-            for (auto& r : results) b->paths.push_back(std::move(r.path));
+            for (auto& r : b->removes) {  // answered before the creates: the sequence proof needs that order
+                if (b->again) self->remove_now(std::move(r.path), r.version, std::move(r.h));
+                else self->post_completion(std::move(r.h), ec);
+            }
+            for (auto i = b->removes.size(); i < results.size(); ++i) b->paths.push_back(std::move(results[i].path));
             for (std::size_t i = 0; i < b->creates.size(); ++i) answered(i);
         });
+        if (!b->removes.empty()) newest_removes_ = next_request_ - 1;  // later deletes wait for this one
         // The reads go in the same segment, and the server answers them after the multi: the node's stat
         // costs no round trip of its own.
         for (std::size_t i = 0; i < b->creates.size(); ++i) {

@@ -293,6 +293,7 @@ void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
     // Deletes held back for a batch are not sent to a handle let go of: their nodes go with the session
     // (close() sends them first, to be flushed as the handle closes).
     for (auto& r : std::exchange(removes_, {})) post_completion(std::move(r.h), why);
+    for (auto& r : std::exchange(removes_ahead_, {})) post_completion(std::move(r.h), why);
     for (auto& c : std::exchange(creates_, {})) post_completion(std::move(c.h), why, std::string{}, stat{});
     for (auto& [wid, w] : std::exchange(watches_, {})) {
         w->at = watch_state::phase::failed;
@@ -324,7 +325,9 @@ void session_impl::on_handle_closed()
 void session_impl::close(error_code why)
 {
     if (is_final(state)) return;
-    if (!removes_.empty()) send_removes();  // handed to the C client, which flushes them as it closes
+    // Handed to the C client, which flushes them as it closes (the creates held are moot).
+    if (!removes_ahead_.empty()) removes_ = std::exchange(removes_ahead_, {});
+    if (!removes_.empty()) send_removes();
     enter_final(session_state::closed, why);
 }
 

@@ -321,15 +321,16 @@ private:
     bool removes_out() const { return newest_removes_ != 0 && inflight_.count(newest_removes_) != 0; }
     void remove_now(std::string path, int version, handler<> h);
     // The creates of one turn whose callers need no stat (the lock nodes that a session's independent
-    // locks make at once) go as one multi, as the deletes do; a create holds the deletes held before it
-    // back no longer, and a delete the creates, so that at most one of the two is held and the session's
-    // order is kept. A multi fails as a whole: then each create is sent again alone.
+    // locks make at once) go as one multi, as the deletes do, behind the deletes held before them (a
+    // dropped guard's delete and the next create); a delete sends the creates held before it first, so
+    // the session's order is kept. A multi fails as a whole: then each write is sent again alone.
     struct held_create {
         op::create request;
         std::string predicted;
         handler<std::string, stat> h;
     };
     std::vector<held_create> creates_;
+    std::vector<held_remove> removes_ahead_;  // deletes held before the first of creates_: they go first, with them
     struct create_batch;
     void create_now(op::create request, handler<std::string, stat> h);
     void multi_as(const char* kind, std::vector<multi_op> ops, handler<std::vector<multi_result>> h);

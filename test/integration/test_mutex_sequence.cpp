@@ -207,6 +207,39 @@ BOOST_AUTO_TEST_CASE(a_multi_whose_answer_is_lost_finds_its_nodes_and_their_toke
     });
 }
 
+// A dropped guard's delete is still held when the next acquire creates: both go as one multi, one
+// transaction a cycle, and the create is proven first (the delete's answer is known before the create's),
+// so no cycle lists the directory.
+BOOST_AUTO_TEST_CASE(a_dropped_guards_delete_and_the_next_create_go_as_one_multi)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("dropped-multi");
+        mutex m(ss[0], path);
+        co_await cycle(m, 3);
+        const auto creates = sent(ss[0], "create"), removes = sent(ss[0], "remove"),
+                   listings = sent(ss[0], "get_children");
+        const int cycles = 20;
+        std::optional<zklock::fencing_token> last;
+        for (int i = 0; i < cycles; ++i) {
+            auto g = co_await m.acquire(5s, use_awaitable);
+            co_await check_token(ss[0], g);
+            BOOST_TEST((!last || *last < g.token()));  // every tenure's token is greater
+            last = g.token();
+        }  // dropped: its delete waits for the next create
+        {
+            auto g = co_await m.acquire(5s, use_awaitable);
+            co_await g.release(use_awaitable);
+        }
+        BOOST_TEST(sent(ss[0], "create") - creates == static_cast<std::uint64_t>(cycles + 1));
+        BOOST_TEST(sent(ss[0], "remove") - removes == 1u);  // the last, awaited; the others went with a create
+        BOOST_TEST(sent(ss[0], "get_children") - listings == 0u);
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    });
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sequence_proof)
