@@ -274,8 +274,15 @@ void lock_queue::on_contender(const contender* c, const contender_action& report
     if (report.what == ct::failed && expired_into_renewal(*s, report.ec)) return;  // the renewal takes it up
     if (report.what == ct::acquired) {
         set_place(0);
-        if (auto seq = current_sequence(); seq && memo_) memo_->proof.held(*seq);
+        if (auto seq = current_sequence(); seq && memo_) {
+            memo_->proof.held(*seq);
+            // Others queued ahead of this node, and are likely to queue again between our creates: the
+            // next one goes with its listing, where a create by sequence would likely miss (and then cost
+            // a listing, the predicted name's read and a read of its token).
+            if (queued_behind_) memo_->proof.contended();
+        }
     } else if (report.what == ct::waiting && report.index > 0) {
+        queued_behind_ = true;
         set_place(report.index);
         watch_queue();
     } else if (report.what == ct::followers_waiting || report.what == ct::followers_changed) {
@@ -358,6 +365,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
             if (!opts.passed_over.empty()) current_->pass_over(opts.passed_over);
             s->retain_keepalive();
             data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
+            queued_behind_ = false;
             current_->start(next);
             break;
         }

@@ -121,6 +121,7 @@ private:
     /// herd: only sessions that ask for their place are told of every change).
     void watch_queue();
     std::size_t place_ = 0;
+    bool queued_behind_ = false;  // the current node waited behind others' nodes
     bool watching_queue_ = false;
     watch queue_watch_;
     std::map<std::uint64_t, std::pair<std::size_t, handler<std::size_t>>> place_waiters_;

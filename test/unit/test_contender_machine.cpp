@@ -225,7 +225,7 @@ BOOST_FIXTURE_TEST_CASE(lost_create_is_found_by_its_protected_name, fixture)
     BOOST_TEST(m.node() == own_path);
     BOOST_TEST(listed({own, v6}) == "get_data(" + own + ")");  // holds, but the czxid is unknown yet
     BOOST_TEST(m.zxid() == 0);
-    BOOST_TEST(show(m.on_data(0, watch_slot::none, ok, 777)) == "acquired");  // read alone: nobody asked for the watch
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, ok, 777, {}, 1)) == "acquired");  // read alone: nobody asked for the watch
     BOOST_TEST(m.zxid() == 777);
     // Not there: the create never happened.
     remake(contender_kind::exclusive);

@@ -233,7 +233,7 @@ BOOST_FIXTURE_TEST_CASE(a_batched_create_proven_first_reads_its_token_before_it_
     BOOST_TEST((out[0].slot == watch_slot::none));  // a read alone: no watch to pay a notification for
     BOOST_TEST(m.held());
     BOOST_TEST(m.zxid() == 0);
-    BOOST_TEST(show(m.on_data(0, watch_slot::none, ok, 100)) == "acquired");
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, ok, 100, {}, 1)) == "acquired");
     BOOST_TEST(m.zxid() == 100);
     BOOST_TEST(show(m.watch_own_node()) == "get_data(" + own + ")");  // the watch is still set when asked
 }
@@ -253,7 +253,7 @@ BOOST_FIXTURE_TEST_CASE(a_batched_node_deleted_before_its_token_is_read_is_lost_
 {
     show(m.start(true));
     show(m.on_created(r, ok, own_path, 0, true));
-    BOOST_TEST(show(m.on_data(0, watch_slot::none, no_node, 0)) == "lost");  // never "acquired": the queue queues again
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, no_node, 0, {}, 1)) == "lost");  // never "acquired": the queue queues again
     BOOST_TEST(m.zxid() == 0);
 }
 
@@ -261,10 +261,40 @@ BOOST_FIXTURE_TEST_CASE(a_token_read_that_loses_its_connection_reads_again_with_
 {
     show(m.start(true));
     show(m.on_created(r, ok, own_path, 0, true));
-    BOOST_TEST(show(m.on_data(0, watch_slot::none, conn_loss, 0)) == "await_connected[watch_own] waiting");
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, conn_loss, 0, {}, 1)) == "await_connected[watch_own] waiting");
     BOOST_TEST(show(m.on_reconnected(resume::watch_own, true)) == "get_data(" + own + ")");
     BOOST_TEST(show(m.on_data(0, watch_slot::own, ok, 100)) == "await_watch[own] acquired");
     BOOST_TEST(m.watch_own_node().empty());  // the watch is set already
+}
+
+BOOST_FIXTURE_TEST_CASE(a_batched_create_not_proven_first_reads_its_token_beside_the_listing, fixture)
+{
+    show(m.start(true));
+    auto out = m.on_created(r, ok, own_path, 0, false);  // someone else's node came in between
+    BOOST_TEST(show(out) == "list get_data(" + own + ")");  // the token read does not wait for the turn
+    BOOST_TEST((out[1].slot == watch_slot::none));
+    const auto token_read = out[1];
+    const auto v4 = seq_name("_c_v-lock-", 4);
+    show(m.on_listed(r, listing::place, ok, {v4, own}));
+    BOOST_TEST(m.on_data(0, watch_slot::none, ok, 100, {}, token_read.index).empty());  // noted while queued
+    m.on_data(r, watch_slot::predecessor, ok, 40);
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "drop_watch acquired");
+    BOOST_TEST(m.zxid() == 100);  // no read on the way to holding
+}
+
+BOOST_FIXTURE_TEST_CASE(a_token_read_for_an_earlier_node_is_ignored, fixture)
+{
+    show(m.start(true));
+    const auto created = m.on_created(r, ok, own_path, 0, false);
+    BOOST_TEST(show(created) == "list get_data(" + own + ")");
+    const auto token_read = created[1];
+    // Our node was deleted while we queued: a new node, created with its listing, has its czxid.
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {"config"})) == "create_node(_c_u-lock-) list");
+    const auto own6 = seq_name(prefix, 6);
+    m.on_created(r, ok, dir + "/" + own6, 600);
+    BOOST_TEST(m.on_data(0, watch_slot::none, ok, 100, {}, token_read.index).empty());
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {own6})) == "acquired");
+    BOOST_TEST(m.zxid() == 600);  // not the first node's
 }
 
 BOOST_FIXTURE_TEST_CASE(a_create_not_proven_first_is_listed_then, fixture)

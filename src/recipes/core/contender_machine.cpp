@@ -33,6 +33,7 @@ void contender_machine::do_start(actions& out, bool listed)
     if (!permitted_) return check_permissions(out);  // (whose answer starts again, listed)
     const auto r = next_round();
     czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
+    ++node_gen_;
     listing_follows_ = listed;
     out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = r, .batchable = !listed});
     if (listed) out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::place});
@@ -92,7 +93,11 @@ contender_machine::actions contender_machine::on_created(std::uint64_t r, error_
         czxid_ = czxid;
         if (listing_follows_) return out;  // the pipelined listing follows
         if (first) become_holder(out);
-        else relist(out);  // someone else created a node meanwhile: where do we stand?
+        else {
+            relist(out);  // someone else created a node meanwhile: where do we stand?
+            // Made in a multi, it came without its token: read beside the listing, not on the way to holding.
+            if (czxid_ == 0) read_token(out);
+        }
         return out;
     }
     next_round();  // the pipelined listing (if any) is moot
@@ -267,6 +272,13 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
         else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor, .index = index});
         return out;
     }
+    if (slot == watch_slot::none) {
+        if (index != node_gen_) return out;  // the token of a node we no longer have
+        if (phase_ != phase::held) {  // read while queued: the wait itself hears of a deletion or a reconnect
+            if (!ec && czxid_ == 0) czxid_ = czxid;
+            return out;
+        }
+    }
     // Our own node, while held: watched (own), or read for its czxid alone (none).
     if (ec == zk_errc::no_node) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
     else if (is_retryable(ec)) {
@@ -336,8 +348,13 @@ void contender_machine::become_holder(actions& out)
     // watch would cost the server a notification at our own delete).
     if (czxid_ == 0) announce_when_watched_ = true;
     if (own_wanted_ && !std::exchange(own_watched_, true)) watch_own(out);
-    else if (czxid_ == 0) out.push_back({.what = type::get_data, .path = node_, .slot = watch_slot::none});
+    else if (czxid_ == 0) read_token(out);
     if (czxid_ != 0) out.push_back({.what = type::acquired});
+}
+
+void contender_machine::read_token(actions& out)
+{
+    out.push_back({.what = type::get_data, .path = node_, .slot = watch_slot::none, .index = node_gen_});
 }
 
 // While held, a watch on our own node tells the holder if someone deletes it.

@@ -43,7 +43,7 @@ struct contender_action {
         exists,            ///< `path` (ancestor `index`) -> on_exists
         list,              ///< children of `path` for `purpose`, watch `slot` -> on_listed
         get_data,          ///< `path` with a data watch in `slot` (predecessor: the `index`th ahead; none: no
-                           ///< watch, the own node's czxid alone) -> on_data
+                           ///< watch, the czxid alone of our node `index`, counted by creates) -> on_data
         probe_delete,      ///< delete `path` (a name that never exists) -> on_probed
         sync,              ///< `path`; its answer only orders the next read behind it
         await_watch,       ///< wait on the watch in `slot` (predecessor: the `index`th) -> on_watch_fired
@@ -141,6 +141,7 @@ private:
     void relist_after_reconnect(actions& out);
     void become_holder(actions& out);
     void watch_own(actions& out);
+    void read_token(actions& out);  // our node's czxid, with no watch
     void watch_followers(actions& out);
     void make_parents(actions& out);
     void forget_parts() noexcept;
@@ -173,6 +174,7 @@ private:
     std::vector<int> present_;        // 1 exists, 0 missing, -1 error
     error_code parts_error_;
     std::uint64_t round_ = 0;
+    std::size_t node_gen_ = 0;  // counts our creates: a read of a node's token names the node it is for
 };
 
 }  // namespace zklock::detail
