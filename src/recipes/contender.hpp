@@ -35,9 +35,9 @@ public:
     contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
               contender_kind kind, zklock::acl acl, bool watch_followers, std::string data, bool kazoo_name = false);
 
-    /// `by_sequence`: create without the listing, for the owner to prove the node first (see created).
-    /// `next`: the sequence the sequence proof expects the node to get (none: no proof expected); the
-    /// create then goes without the listing and may go in a multi, its node's token read right behind it.
+    /// `next`: the sequence the sequence proof expects the node to get (none: no proof expected). With
+    /// one, the create goes without the listing, for the owner to prove the node first (see created), and
+    /// may go in a multi with the session's other creates, its node's token read right behind it.
     void start(std::optional<std::int32_t> next = std::nullopt)
     {
         next_ = next;

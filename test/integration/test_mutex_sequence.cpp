@@ -293,6 +293,45 @@ BOOST_AUTO_TEST_CASE(another_sessions_node_in_between_is_listed_and_waited_for)
     });
 }
 
+// A node that had to wait behind another session's node: that session is likely to create again between
+// our creates, so the next create goes with its listing instead of by its sequence (a miss would cost a
+// listing all the same, and the reads of the predicted name and of the token besides).
+BOOST_AUTO_TEST_CASE(a_node_that_waited_behind_another_makes_the_next_create_with_its_listing)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("waited");
+        mutex mine(ss[0], path), theirs(ss[1], path);
+        co_await cycle(mine, 3);
+        auto listings = sent(ss[0], "get_children");
+        co_await cycle(mine, 1);
+        BOOST_TEST(sent(ss[0], "get_children") - listings == 0u);  // alone: by its sequence
+        auto g = co_await theirs.acquire(5s, use_awaitable);
+        bool got = false;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                auto g2 = co_await mine.acquire(5s, use_awaitable);
+                got = true;
+                co_await g2.release(use_awaitable);
+            },
+            asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[1], path)).size() == 2u;  // ours queued behind theirs
+        }));
+        BOOST_TEST(!got);
+        co_await g.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return got && (co_await children(ss[1], path)).empty();
+        }));
+        listings = sent(ss[0], "get_children");
+        co_await cycle(mine, 1);
+        BOOST_TEST(sent(ss[0], "get_children") - listings == 1u);  // the listing pipelined with the create
+    });
+}
+
 // The trap the directory watch is there for. Our last node was n, deleted. The directory is then deleted
 // (as ZooKeeper reaps an empty container) and made again by another session, whose nodes count up to n
 // and which holds the lock with node n. Our next create answers n + 1, the number that would prove it

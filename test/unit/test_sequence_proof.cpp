@@ -4,6 +4,8 @@
 #include "contender_fixture.hpp"
 #include "recipes/core/sequence_proof.hpp"
 
+#include <zklock/detail/sequence.hpp>
+
 #include <limits>
 
 using namespace contender_test;
@@ -200,6 +202,28 @@ BOOST_AUTO_TEST_CASE(the_sequence_wraps_as_a_java_int)
     BOOST_TEST(!q.created(7, conn));  // not a successor (a second answer for the same node)
     auto r = after_a_cycle(7);
     BOOST_TEST(!r.created(6, conn));
+}
+
+BOOST_AUTO_TEST_CASE(the_next_sequence_is_predicted_only_when_a_create_is_expected_first)
+{
+    sequence_proof p;
+    BOOST_TEST(!p.next(conn).has_value());
+    auto q = after_a_cycle(7);
+    BOOST_TEST((q.next(conn) == std::optional<std::int32_t>(8)));
+    BOOST_TEST(!q.next(conn + 1).has_value());  // another connection proves nothing
+    q.contended();
+    BOOST_TEST(!q.next(conn).has_value());
+    auto w = after_a_cycle(INT32_MAX);
+    BOOST_TEST((w.next(conn) == std::optional<std::int32_t>(INT32_MIN)));  // the count wraps as Java's int
+}
+
+BOOST_AUTO_TEST_CASE(a_predicted_name_is_the_one_zookeeper_gives)
+{
+    BOOST_TEST(sequence_suffix(42) == "0000000042");
+    BOOST_TEST(sequence_suffix(-5) == "-000000005");
+    BOOST_TEST(sequence_suffix(INT32_MIN) == "-2147483648");
+    for (std::int32_t seq : {0, 1, 42, 2147483647, -1, -5, -123456789, INT32_MIN})
+        BOOST_TEST((parse_sequence("_c_u-lock-" + sequence_suffix(seq)) == std::optional<std::int32_t>(seq)), seq);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
