@@ -173,12 +173,10 @@ void session_impl::start_request(const char* kind, error_code refused, handler<A
 }
 
 // --- The operations -----------------------------------------------------------------------------
-void session_impl::create(op::create c, handler<std::string, stat> h) { create_now(std::move(c), std::move(h)); }
-
 void session_impl::create_batched(op::create c, std::string predicted, handler<std::string, stat> h)
 {
     if (auto ec = refusal(c.path, is_sequential(c.mode)); ec || asio::get_associated_cancellation_slot(h).is_connected())
-        return create_now(std::move(c), std::move(h));
+        return create(std::move(c), std::move(h));
     // The deletes held before it go first: in the same multi (a dropped guard's delete and the next
     // create of its lock, one transaction), unless there are too many of them to share one.
     if (!removes_.empty()) {
@@ -187,6 +185,13 @@ void session_impl::create_batched(op::create c, std::string predicted, handler<s
     }
     creates_.push_back({std::move(c), std::move(predicted), std::move(h)});
     if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
+}
+
+// One operation's own error (no node, no parent, a version, no auth) fails a multi as a whole; not a
+// lost connection, nor the session's end.
+bool session_impl::failed_for_one_write(error_code ec) const
+{
+    return ec && ec.category() == zookeeper_category() && !is_retryable(ec) && !refusal();
 }
 
 // One multi of creates (after the deletes held before them) and the reads of their predicted paths behind
@@ -213,7 +218,7 @@ void session_impl::send_creates()
             removes_ = std::move(ahead);
             send_removes();
         }
-        return create_now(std::move(held[0].request), std::move(held[0].h));
+        return create(std::move(held[0].request), std::move(held[0].h));
     }
     for (std::size_t from = 0, to = 0; from < held.size(); from = to) {
         to = std::min(held.size(), from + max_writes_in_one_multi - ahead.size());
@@ -230,7 +235,7 @@ void session_impl::send_creates()
         auto answered = [self = shared_from_this(), b](std::size_t i) {
             if (--b->awaited[i] > 0) return;
             auto& c = b->creates[i];
-            if (b->again) return self->create_now(std::move(c.request), std::move(c.h));
+            if (b->again) return self->create(std::move(c.request), std::move(c.h));
             if (b->ec || i >= b->paths.size()) return self->post_completion(std::move(c.h), b->ec, std::string{}, stat{});
             // The read found the node only if the create made it under the predicted name.
             const bool read_it = b->found[i] && b->paths[i] == c.predicted;
@@ -239,7 +244,7 @@ void session_impl::send_creates()
         // Its kind is "create": a fault planned for a create (testing/faults.hpp) hits the batch.
         multi_as("create", std::move(ops), [self = shared_from_this(), b, answered](error_code ec, std::vector<multi_result> results) {
             b->ec = ec;
-            b->again = ec && ec.category() == zookeeper_category() && !is_retryable(ec) && !self->refusal();
+            b->again = self->failed_for_one_write(ec);
             for (auto& r : b->removes) {  // answered before the creates: the sequence proof needs that order
                 if (b->again) self->remove_now(std::move(r.path), r.version, std::move(r.h));
                 else self->post_completion(std::move(r.h), ec);
@@ -261,7 +266,7 @@ void session_impl::send_creates()
     }
 }
 
-void session_impl::create_now(op::create c, handler<std::string, stat> h)
+void session_impl::create(op::create c, handler<std::string, stat> h)
 {
     using req_t = request<std::string, stat>;
     start_request("create", refusal(c.path, is_sequential(c.mode)), std::move(h), {}, [&](req_t& r) {
@@ -310,8 +315,7 @@ void session_impl::send_removes()
         // Its kind is "remove": a fault planned for a delete (testing/faults.hpp) hits the batch.
         multi_as("remove", std::move(ops), [self = shared_from_this(), batch = std::move(batch)](
                                                error_code ec, std::vector<multi_result>) mutable {
-            // One operation's own error (no node, a version, no auth) failed them all: each again, alone.
-            const bool ones_own = ec && ec.category() == zookeeper_category() && !is_retryable(ec) && !self->refusal();
+            const bool ones_own = self->failed_for_one_write(ec);
             for (auto& r : batch) {
                 if (ones_own) self->remove_now(std::move(r.path), r.version, std::move(r.h));
                 else self->post_completion(std::move(r.h), ec);

@@ -332,7 +332,8 @@ private:
     std::vector<held_create> creates_;
     std::vector<held_remove> removes_ahead_;  // deletes held before the first of creates_: they go first, with them
     struct create_batch;
-    void create_now(op::create request, handler<std::string, stat> h);
+    /// Whether a multi of held writes failed for one write's own error: then each is sent again alone.
+    bool failed_for_one_write(error_code ec) const;
     void multi_as(const char* kind, std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
 
     std::unordered_map<std::uint64_t, request_base*> inflight_;
