@@ -318,9 +318,8 @@ BOOST_AUTO_TEST_CASE(a_node_that_waited_behind_another_makes_the_next_create_wit
                 co_await g2.release(use_awaitable);
             },
             asio::detached);
-        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
-            co_return (co_await children(ss[1], path)).size() == 2u;  // ours queued behind theirs
-        }));
+        // Ours has found itself behind theirs (not merely created: seen first, it would hold unqueued).
+        BOOST_TEST(co_await mine.async_wait_place(0, use_awaitable) == 1u);
         BOOST_TEST(!got);
         co_await g.release(use_awaitable);
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
