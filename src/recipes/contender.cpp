@@ -36,7 +36,7 @@ void delete_node(const std::shared_ptr<session_impl>& s, std::string node, handl
         // the C client: called at once, so that what the answer tells (the sequence proof's "deleted") is
         // known before the handler of the next answer, which may be the next create's, runs.
         if (done) std::move(done)(ec);
-    });
+    }, true);
 }
 
 contender::contender(std::shared_ptr<session_impl> s, std::weak_ptr<contender_owner> owner, std::string dir,
@@ -96,7 +96,7 @@ void contender::perform(const contender_action& a)
         };
         op::create c{a.path, data_, create_mode::ephemeral_sequential, acl_};
         const auto next = std::exchange(next_, std::nullopt);  // only the first create is expected
-        if (!a.batchable) s_->create(std::move(c), std::move(answered));
+        if (!a.batchable) s_->create_queued(std::move(c), std::move(answered));
         else s_->create_batched(std::move(c), next ? a.path + sequence_suffix(*next) : std::string{},
                                 std::move(answered));
         break;

@@ -187,6 +187,16 @@ void session_impl::create_batched(op::create c, std::string predicted, handler<s
     if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
 }
 
+void session_impl::create_queued(op::create c, handler<std::string, stat> h)
+{
+    if (removes_.empty() || removes_.size() >= max_writes_in_one_multi / 2 || refusal(c.path, is_sequential(c.mode)) ||
+        asio::get_associated_cancellation_slot(h).is_connected())
+        return create(std::move(c), std::move(h));
+    removes_ahead_ = std::exchange(removes_, {});
+    creates_.push_back({std::move(c), std::string{}, std::move(h), true});
+    if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
+}
+
 // One operation's own error (no node, no parent, a version, no auth) fails a multi as a whole; not a
 // lost connection, nor the session's end.
 bool session_impl::failed_for_one_write(error_code ec) const
@@ -212,8 +222,8 @@ void session_impl::send_creates()
     auto ahead = std::exchange(removes_ahead_, {});
     if (held.empty()) return;
     // A create alone gets its stat from its own answer; one behind deletes goes with them if its name
-    // can be read behind the multi.
-    if (held.size() == 1 && (ahead.empty() || held[0].predicted.empty())) {
+    // can be read behind the multi, or if its caller can wait for the stat.
+    if (held.size() == 1 && (ahead.empty() || (held[0].predicted.empty() && !held[0].queued))) {
         if (!ahead.empty()) {
             removes_ = std::move(ahead);
             send_removes();
@@ -236,10 +246,14 @@ void session_impl::send_creates()
             if (--b->awaited[i] > 0) return;
             auto& c = b->creates[i];
             if (b->again) return self->create(std::move(c.request), std::move(c.h));
-            if (b->ec || i >= b->paths.size()) return self->post_completion(std::move(c.h), b->ec, std::string{}, stat{});
+            // Called at once, not posted: the handlers are the recipes' own (the callers of create_batched
+            // and create_queued), with no cancellation slot, and this runs on the session's executor, out
+            // of the C client. A listing sent behind a create is answered in the same read of the socket,
+            // and its handler, posted then, must not run before the create's.
+            if (b->ec || i >= b->paths.size()) return std::move(c.h)(b->ec, std::string{}, stat{});
             // The read found the node only if the create made it under the predicted name.
             const bool read_it = b->found[i] && b->paths[i] == c.predicted;
-            self->post_completion(std::move(c.h), error_code{}, std::move(b->paths[i]), read_it ? *b->found[i] : stat{});
+            std::move(c.h)(error_code{}, std::move(b->paths[i]), read_it ? *b->found[i] : stat{});
         };
         // Its kind is "create": a fault planned for a create (testing/faults.hpp) hits the batch.
         multi_as("create", std::move(ops), [self = shared_from_this(), b, answered](error_code ec, std::vector<multi_result> results) {
@@ -247,6 +261,7 @@ void session_impl::send_creates()
             b->again = self->failed_for_one_write(ec);
             for (auto& r : b->removes) {  // answered before the creates: the sequence proof needs that order
                 if (b->again) self->remove_now(std::move(r.path), r.version, std::move(r.h));
+                else if (r.own) std::move(r.h)(ec);
                 else self->post_completion(std::move(r.h), ec);
             }
             for (auto i = b->removes.size(); i < results.size(); ++i) b->paths.push_back(std::move(results[i].path));
@@ -282,12 +297,12 @@ void session_impl::create(op::create c, handler<std::string, stat> h)
     });
 }
 
-void session_impl::remove(std::string path, int version, handler<> h)
+void session_impl::remove(std::string path, int version, handler<> h, bool own)
 {
     if (auto ec = refusal(path); ec || asio::get_associated_cancellation_slot(h).is_connected())
         return remove_now(std::move(path), version, std::move(h));
     if (!creates_.empty()) send_creates();  // the creates held before it go first
-    removes_.push_back({std::move(path), version, std::move(h)});
+    removes_.push_back({std::move(path), version, std::move(h), own});
     // While earlier deletes are out, finished() sends these when they are answered.
     if (removes_.size() == 1 && !removes_out())
         asio::post(ex, [self = shared_from_this()] { self->send_removes(); });

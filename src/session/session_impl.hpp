@@ -160,7 +160,14 @@ public:
     /// expects the node to get; it is empty (czxid 0) when the node got another path, or none was
     /// predicted. A create left alone in its turn goes as create() sends it, with its stat.
     void create_batched(op::create request, std::string predicted, handler<std::string, stat> h);
-    void remove(std::string path, int version, handler<> h);
+    /// create, for a caller that expects its node to queue behind others' (its listing follows it), and so
+    /// can wait for the stat: with the deletes held in its turn it goes in their multi, one transaction
+    /// (a contended lock's release and its next waiter's node), and is answered without a stat (czxid 0);
+    /// with none held it goes as create() sends it.
+    void create_queued(op::create request, handler<std::string, stat> h);
+    /// `own`: `h` is the recipes' own, called at once (not posted) when the delete goes in a multi with
+    /// creates, before theirs: what it tells must be known before the next answer's handler runs.
+    void remove(std::string path, int version, handler<> h, bool own = false);
     /// Makes the server this session talks to catch up with the leader before it answers later reads.
     void sync(std::string path, handler<> h);
     void exists(std::string path, watch* w, handler<std::optional<stat>> h);
@@ -313,6 +320,7 @@ private:
         std::string path;
         int version = -1;
         handler<> h;
+        bool own = false;  // remove(own): answered at once in a multi with creates (see create_batch)
     };
     std::vector<held_remove> removes_;
     static constexpr std::size_t max_writes_in_one_multi = 1000;  // far below jute.maxbuffer (1 MiB)
@@ -328,6 +336,7 @@ private:
         op::create request;
         std::string predicted;
         handler<std::string, stat> h;
+        bool queued = false;  // create_queued: with the deletes ahead even with nothing predicted
     };
     std::vector<held_create> creates_;
     std::vector<held_remove> removes_ahead_;  // deletes held before the first of creates_: they go first, with them

@@ -240,6 +240,48 @@ BOOST_AUTO_TEST_CASE(a_dropped_guards_delete_and_the_next_create_go_as_one_multi
     });
 }
 
+// Strict FIFO (local_handoff_limit 0): a release with a local waiter deletes the node and creates the
+// waiter's, which queues behind another session's. Both writes go as one multi, and the new node's token
+// comes with the read that watches it while it waits.
+BOOST_AUTO_TEST_CASE(a_contended_release_and_its_next_waiters_node_go_as_one_multi)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("fifo-multi");
+        mutex mine(ss[0], path, {.local_handoff_limit = 0}), theirs(ss[1], path);
+        {  // ours waits behind theirs once: our next creates go with their listing
+            auto g = co_await theirs.acquire(5s, use_awaitable);
+            asio::co_spawn(ioc, cycle(mine, 1), asio::detached);
+            BOOST_TEST(co_await mine.async_wait_place(0, use_awaitable) == 1u);
+            co_await g.release(use_awaitable);
+        }
+        auto first = co_await mine.acquire(5s, use_awaitable);
+        std::vector<std::string> order;  // who held, in turn
+        int inside = 0, done = 0;
+        auto take = [&](zklock::session& s, mutex& m, std::string who) -> asio::awaitable<void> {
+            auto g = co_await m.acquire(5s, use_awaitable);
+            BOOST_TEST(++inside == 1, "two holders");
+            order.push_back(who);
+            co_await check_token(s, g);
+            --inside;
+            co_await g.release(use_awaitable);
+            ++done;
+        };
+        asio::co_spawn(ioc, take(ss[0], mine, "mine"), asio::detached);  // waits here, behind `first`
+        asio::co_spawn(ioc, take(ss[1], theirs, "theirs"), asio::detached);
+        BOOST_TEST(co_await theirs.async_wait_place(0, use_awaitable) == 1u);  // queued behind ours
+        const auto creates = sent(ss[0], "create"), removes = sent(ss[0], "remove");
+        co_await first.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == 2; }));
+        BOOST_TEST(order == (std::vector<std::string>{"theirs", "mine"}));  // strict FIFO: theirs was ahead
+        BOOST_TEST(sent(ss[0], "create") - creates == 1u);  // the multi: our delete and our next node
+        BOOST_TEST(sent(ss[0], "remove") - removes == 1u);  // the last release alone
+        BOOST_TEST((co_await children(ss[0], path)).empty());
+    });
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sequence_proof)

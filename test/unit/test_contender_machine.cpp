@@ -170,6 +170,47 @@ BOOST_FIXTURE_TEST_CASE(far_back_only_the_nearest_is_watched_and_its_deletion_re
     BOOST_TEST(out.back().index == max_watched_ahead);
 }
 
+// A create with its listing behind it may still come back without its czxid: the session sent it in one
+// multi with the deletes of its turn (a contended lock's release and its next waiter's node).
+BOOST_FIXTURE_TEST_CASE(a_listed_create_without_its_czxid_takes_it_from_the_read_that_watches_it, fixture)
+{
+    show(m.start());
+    BOOST_TEST(m.on_created(r, ok, own_path, 0).empty());  // the pipelined listing follows
+    const auto out = m.on_listed(r, listing::place, ok, {v4, own});
+    BOOST_TEST(show(out) == "get_data(" + v4 + ") get_data(" + own + ") waiting");  // no read of its own
+    BOOST_TEST((out[1].slot == watch_slot::waiting_own));
+    BOOST_TEST(show(m.on_data(r, watch_slot::waiting_own, ok, 100)) == "await_watch[waiting_own]");
+    BOOST_TEST(m.zxid() == 100);
+    m.on_data(r, watch_slot::predecessor, ok, 40);
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "drop_watch acquired");
+    BOOST_TEST(m.zxid() == 100);  // no read on the way to holding
+}
+
+BOOST_FIXTURE_TEST_CASE(a_listed_create_without_its_czxid_reads_it_when_first_or_far_back, fixture)
+{
+    show(m.start());
+    m.on_created(r, ok, own_path, 0);
+    auto out = m.on_listed(r, listing::place, ok, {own});
+    BOOST_TEST(show(out) == "get_data(" + own + ")");  // first: the token before "acquired"
+    BOOST_TEST((out[0].slot == watch_slot::none));
+    BOOST_TEST(show(m.on_data(0, watch_slot::none, ok, 100, {}, out[0].index)) == "acquired");
+    BOOST_TEST(m.zxid() == 100);
+    // Further back than the watched ones: our node is not watched while we wait, so it is read beside.
+    remake(contender_kind::exclusive);
+    own = seq_name(prefix, 50);
+    own_path = dir + "/" + own;
+    show(m.start());
+    m.on_created(r, ok, own_path, 0);
+    names children{own};
+    for (int i = 0; i <= int(max_watched_ahead); ++i) children.push_back(seq_name("_c_v-lock-", 40 + i));
+    out = m.on_listed(r, listing::place, ok, children);
+    const auto nearest = seq_name("_c_v-lock-", 40 + int(max_watched_ahead));
+    BOOST_TEST(show(out) == "get_data(" + nearest + ") get_data(" + own + ") waiting");
+    BOOST_TEST((out[1].slot == watch_slot::none));
+    BOOST_TEST(m.on_data(0, watch_slot::none, ok, 100, {}, out[1].index).empty());  // noted while queued
+    BOOST_TEST(m.zxid() == 100);
+}
+
 BOOST_FIXTURE_TEST_CASE(predecessor_gone_before_the_watch_holds_and_older_answers_are_stale, fixture)
 {
     created();

@@ -217,7 +217,8 @@ void contender_machine::watch_ahead(actions& out, const std::vector<std::string>
     for (std::size_t i = 0; i < ahead_left_; ++i)
         out.push_back({.what = type::get_data, .path = dir_ + "/" + obstacles[i], .round = r,
                        .slot = watch_slot::predecessor, .index = i});
-    if (all_ahead_watched_) watch_waiting_own(out, r);
+    if (all_ahead_watched_) watch_waiting_own(out, r);  // (its answer has our token too)
+    else if (czxid_ == 0) read_token(out);  // made in a multi: read while we wait, not on the way to holding
 }
 
 void contender_machine::watch_waiting_own(actions& out, std::uint64_t r)
@@ -261,6 +262,7 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
     actions out;
     if (finished_) return out;
     if (slot == watch_slot::waiting_own) {
+        if (!ec && r == round_ && czxid_ == 0) czxid_ = czxid;  // the token of a node made in a multi
         on_waiting_own(out, r, ec, false, true);
         return out;
     }

@@ -72,7 +72,9 @@ struct contender_action {
     std::size_t index = 0;
     error_code ec{};
     /// create_node: nothing is pipelined behind the create, so the session may send it in one multi with
-    /// the other creates of its turn; on_created then gets no czxid, and the holder reads it.
+    /// the other creates of its turn. Either way on_created may get no czxid (a create with its listing
+    /// joins the deletes of its turn in their multi): the waiter's read of its own node, or the holder,
+    /// reads it.
     bool batchable = false;
 };
 
