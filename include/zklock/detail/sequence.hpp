@@ -14,6 +14,10 @@ namespace zklock::detail {
 /// Empty if the name does not end in one (foreign, non-lock children are ignored).
 std::optional<std::int32_t> parse_sequence(std::string_view name) noexcept;
 
+/// The suffix ZooKeeper gives a sequential node with sequence `seq`: Java's "%010d", which C's printf
+/// shares ("0000000042", "-000000005"); parse_sequence reads it back.
+std::string sequence_suffix(std::int32_t seq);
+
 /// (What a child means to each recipe, and who holds, is decided in src/recipes/core/schema.hpp.)
 
 }  // namespace zklock::detail

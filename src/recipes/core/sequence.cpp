@@ -2,6 +2,7 @@
 #include <zklock/detail/sequence.hpp>
 
 #include <cstdint>
+#include <cstdio>
 
 namespace zklock::detail {
 
@@ -28,6 +29,13 @@ std::optional<std::int32_t> parse_sequence(std::string_view name) noexcept
     }
     if (v > INT32_MAX) return std::nullopt;
     return static_cast<std::int32_t>(v);
+}
+
+std::string sequence_suffix(std::int32_t seq)
+{
+    char digits[16];
+    std::snprintf(digits, sizeof digits, "%010d", static_cast<int>(seq));
+    return digits;
 }
 
 }  // namespace zklock::detail

@@ -21,8 +21,9 @@
 // A pure record, fed by the lock queue on the session's executor (lock_queue.cpp).
 #pragma once
 
+#include <zklock/detail/sequence.hpp>
+
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -34,15 +35,6 @@ namespace zklock::detail {
 inline std::optional<std::uint64_t> answered_on(std::uint64_t sent_on, std::uint64_t current) noexcept
 {
     return sent_on == current ? std::optional<std::uint64_t>(sent_on) : std::nullopt;
-}
-
-/// The suffix ZooKeeper gives a sequential node with sequence `seq`: Java's "%010d", which C's printf
-/// shares ("0000000042", "-000000005"); parse_sequence reads it back.
-inline std::string sequence_suffix(std::int32_t seq)
-{
-    char digits[16];
-    std::snprintf(digits, sizeof digits, "%010d", static_cast<int>(seq));
-    return digits;
 }
 
 class sequence_proof {
