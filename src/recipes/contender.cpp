@@ -96,7 +96,7 @@ void contender::perform(const contender_action& a)
         };
         op::create c{a.path, data_, create_mode::ephemeral_sequential, acl_};
         const auto next = std::exchange(next_, std::nullopt);  // only the first create is expected
-        if (!a.batchable) s_->create_behind_removes(std::move(c), std::move(answered));
+        if (!a.batchable) s_->create_queued(std::move(c), std::move(answered));
         else s_->create_batched(std::move(c), next ? a.path + sequence_suffix(*next) : std::string{},
                                 std::move(answered));
         break;

@@ -47,21 +47,12 @@ void lease_run::perform(const lease_run_machine::actions& out)
             });
             break;
         }
-        case R::create_lease: {
-            op::create c{leases_dir_ + "/" + prefix_, node_data_, create_mode::ephemeral_sequential, acl_};
-            auto answered = [self, r = a.round, i = a.index](error_code ec, std::string p, stat st) {
-                self->perform(self->machine_.on_created(r, i, ec, std::move(p), st.czxid));
-            };
-            if (a.joins_unlock) s_->create_behind_removes(std::move(c), std::move(answered));
-            else s_->create(std::move(c), std::move(answered));
-            break;
-        }
-        case R::read_lease:
-            s_->exists(a.node, nullptr, [self, r = a.round, i = a.index](error_code ec, std::optional<stat> st) {
-                std::optional<std::int64_t> czxid;
-                if (st) czxid = st->czxid;
-                self->perform(self->machine_.on_lease_read(r, i, ec, czxid));
-            });
+        case R::create_lease:
+            s_->create(op::create{leases_dir_ + "/" + prefix_, node_data_,
+                                  create_mode::ephemeral_sequential, acl_},
+                       [self, r = a.round, i = a.index](error_code ec, std::string p, stat st) {
+                           self->perform(self->machine_.on_created(r, i, ec, std::move(p), st.czxid));
+                       });
             break;
         case R::list_leases:
             s_->get_children(leases_dir_, &leases_watch_, [self, r = a.round](error_code ec, std::vector<std::string> names, stat) {

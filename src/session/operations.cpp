@@ -187,13 +187,12 @@ void session_impl::create_batched(op::create c, std::string predicted, handler<s
     if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
 }
 
-void session_impl::create_behind_removes(op::create c, handler<std::string, stat> h)
+void session_impl::create_queued(op::create c, handler<std::string, stat> h)
 {
-    // It joins the deletes held in this turn, or the multi they already went into with an earlier create.
-    const bool joins = (!removes_.empty() && removes_.size() < max_writes_in_one_multi / 2) || !removes_ahead_.empty();
-    if (!joins || refusal(c.path, is_sequential(c.mode)) || asio::get_associated_cancellation_slot(h).is_connected())
+    if (removes_.empty() || removes_.size() >= max_writes_in_one_multi / 2 || refusal(c.path, is_sequential(c.mode)) ||
+        asio::get_associated_cancellation_slot(h).is_connected())
         return create(std::move(c), std::move(h));
-    if (!removes_.empty()) removes_ahead_ = std::exchange(removes_, {});
+    removes_ahead_ = std::exchange(removes_, {});
     creates_.push_back({std::move(c), std::string{}, std::move(h), true});
     if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
 }
@@ -224,7 +223,7 @@ void session_impl::send_creates()
     if (held.empty()) return;
     // A create alone gets its stat from its own answer; one behind deletes goes with them if its name
     // can be read behind the multi, or if its caller can wait for the stat.
-    if (held.size() == 1 && (ahead.empty() || (held[0].predicted.empty() && !held[0].behind_removes))) {
+    if (held.size() == 1 && (ahead.empty() || (held[0].predicted.empty() && !held[0].queued))) {
         if (!ahead.empty()) {
             removes_ = std::move(ahead);
             send_removes();
@@ -248,7 +247,7 @@ void session_impl::send_creates()
             auto& c = b->creates[i];
             if (b->again) return self->create(std::move(c.request), std::move(c.h));
             // Called at once, not posted: the handlers are the recipes' own (the callers of create_batched
-            // and create_behind_removes), with no cancellation slot, and this runs on the session's executor, out
+            // and create_queued), with no cancellation slot, and this runs on the session's executor, out
             // of the C client. A listing sent behind a create is answered in the same read of the socket,
             // and its handler, posted then, must not run before the create's.
             if (b->ec || i >= b->paths.size()) return std::move(c.h)(b->ec, std::string{}, stat{});

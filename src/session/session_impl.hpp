@@ -160,12 +160,11 @@ public:
     /// expects the node to get; it is empty (czxid 0) when the node got another path, or none was
     /// predicted. A create left alone in its turn goes as create() sends it, with its stat.
     void create_batched(op::create request, std::string predicted, handler<std::string, stat> h);
-    /// create, for a caller that can wait for the stat (a lock node expected to queue, which its wait's read
-    /// brings; a semaphore's lease, read once made): with the deletes held in its turn (or already taken into
-    /// a multi by an earlier such create) it goes in their multi, one transaction (a contended lock's release
-    /// and its next waiter's node; a semaphore's internal lock and the lease), and is answered without a stat
-    /// (czxid 0); with none held it goes as create() sends it.
-    void create_behind_removes(op::create request, handler<std::string, stat> h);
+    /// create, for a caller that expects its node to queue behind others' (its listing follows it), and so
+    /// can wait for the stat: with the deletes held in its turn it goes in their multi, one transaction
+    /// (a contended lock's release and its next waiter's node), and is answered without a stat (czxid 0);
+    /// with none held it goes as create() sends it.
+    void create_queued(op::create request, handler<std::string, stat> h);
     /// `own`: `h` is the recipes' own, called at once (not posted) when the delete goes in a multi with
     /// creates, before theirs: what it tells must be known before the next answer's handler runs.
     void remove(std::string path, int version, handler<> h, bool own = false);
@@ -337,7 +336,7 @@ private:
         op::create request;
         std::string predicted;
         handler<std::string, stat> h;
-        bool behind_removes = false;  // create_behind_removes: with the deletes ahead, even unpredicted
+        bool queued = false;  // create_queued: with the deletes ahead even with nothing predicted
     };
     std::vector<held_create> creates_;
     std::vector<held_remove> removes_ahead_;  // deletes held before the first of creates_: they go first, with them

@@ -155,15 +155,6 @@ inline asio::awaitable<void> pause(std::chrono::milliseconds d)
     co_await t.async_wait(use_awaitable);
 }
 
-/// The ZooKeeper requests of `kind` ("create", "remove", ...) that `s` has sent so far (a multi counts
-/// once, under the kind of the writes it carries).
-inline std::uint64_t sent(const zklock::session& s, const std::string& kind)
-{
-    const auto all = s.stats().requests_by_kind;
-    const auto it = all.find(kind);
-    return it == all.end() ? 0 : it->second.sent;
-}
-
 inline asio::awaitable<std::vector<std::string>> children(zklock::session& s, const std::string& path)
 {
     auto [ec, names, st] = co_await s.async_get_children(path, tuple_awaitable);

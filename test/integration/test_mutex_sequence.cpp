@@ -66,6 +66,14 @@ asio::awaitable<double> requests_per_cycle(zklock::session& s, const std::string
     co_return per_cycle;
 }
 
+/// The ZooKeeper requests of `kind` that `s` has sent so far.
+std::uint64_t sent(const zklock::session& s, const std::string& kind)
+{
+    const auto all = s.stats().requests_by_kind;
+    const auto it = all.find(kind);
+    return it == all.end() ? 0 : it->second.sent;
+}
+
 /// The token a holder must have: its node's creation zxid, as the server has it.
 asio::awaitable<void> check_token(zklock::session& s, const zklock::guard& g)
 {

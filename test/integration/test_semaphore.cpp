@@ -144,33 +144,6 @@ BOOST_AUTO_TEST_CASE(a_waiter_that_finds_the_semaphore_full_waits_holding_the_in
     });
 }
 
-// A run that speculates lists the leases, then lets the internal lock go in one multi with its lease: the
-// lease appears as the lock node goes. The multi does not answer the lease's czxid; the lease is read for
-// it, and the holder's token is that czxid.
-BOOST_AUTO_TEST_CASE(a_speculating_lease_and_the_internal_locks_delete_go_as_one_multi)
-{
-    asio::io_context ioc;
-    sessions ss(ioc, 1);
-    run(ioc, [&]() -> asio::awaitable<void> {
-        co_await ss.connect();
-        const auto path = unique_path("sem-multi");
-        semaphore sem(ss[0], path, 2);
-        co_await (co_await sem.acquire(5s, use_awaitable)).release(use_awaitable);  // makes the directories
-        const auto creates = sent(ss[0], "create"), removes = sent(ss[0], "remove");
-        auto g = co_await sem.acquire(5s, use_awaitable);
-        BOOST_TEST(sent(ss[0], "create") - creates == 2u);  // the internal lock's node, then the multi
-        BOOST_TEST(sent(ss[0], "remove") - removes == 0u);  // the lock node's delete went in the multi
-        auto [ec, st] = co_await ss[0].async_exists(g.node(), tuple_awaitable);
-        BOOST_TEST_REQUIRE(!ec, ec.message());
-        BOOST_TEST_REQUIRE(st.has_value());
-        BOOST_TEST(g.token().zxid == st->czxid);
-        BOOST_TEST((co_await children(ss[0], path + "/locks")).empty());
-        BOOST_TEST((co_await children(ss[0], path + "/leases")).size() == 1u);
-        co_await g.release(use_awaitable);
-        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
-    });
-}
-
 BOOST_AUTO_TEST_CASE(several_leases_are_taken_all_together_or_not_at_all)
 {
     asio::io_context ioc;

@@ -33,9 +33,7 @@ std::string name(const run_action& a)
     case R::check_schema: return "check_schema";
     case R::schema_ok: return "schema_ok";
     case R::lock: return a.one_look ? "lock(once)" : "lock";
-    case R::create_lease:
-        return std::string(a.joins_unlock ? "create+" : "create") + "(" + std::to_string(a.round) + "." + std::to_string(a.index) + ")";
-    case R::read_lease: return "read(" + std::to_string(a.round) + "." + std::to_string(a.index) + ")";
+    case R::create_lease: return "create(" + std::to_string(a.round) + "." + std::to_string(a.index) + ")";
     case R::list_leases: return "list(" + std::to_string(a.round) + ")";
     case R::wait_leases: return "wait(" + std::to_string(a.round) + ")";
     case R::make_leases_dir: return "make_dir";
@@ -202,15 +200,15 @@ BOOST_FIXTURE_TEST_CASE(the_internal_lock_refused_ends_the_run_with_its_error, f
     BOOST_TEST(show(out) == "unlock done(timeout)");
 }
 
-// Speculating: the listing, then the internal lock's delete and the creates, which the session may send
-// as one multi ("create+"): the count is taken under the lock, and ours come as it goes.
+// Speculating: the internal lock goes right behind the creates and the listing, which ZooKeeper answers
+// before it performs that delete, so the count is the one Curator takes under the lock.
 BOOST_FIXTURE_TEST_CASE(a_speculating_run_lets_the_lock_go_with_its_first_requests, fixture)
 {
     BOOST_TEST(start(2, 3, false, true, true) == "lock");
-    BOOST_TEST(locked() == "list(1) unlock create+(1.0) create+(1.1)");
-    BOOST_TEST(listed(1, {child(5)}) == "");  // one and our two: within three; held once both are made
-    BOOST_TEST(created(1, 0, 7) == "");
-    BOOST_TEST(created(1, 1, 8) == "done");  // no second unlock
+    BOOST_TEST(locked() == "create(1.0) create(1.1) list(1) unlock");
+    created(1, 0, 7);
+    created(1, 1, 8);
+    BOOST_TEST(listed(1, {child(7), child(8)}) == "done");  // no second unlock
     BOOST_TEST(m.take_leases().size() == 2u);
     BOOST_TEST(m.held_at_first_count());  // held at its first count: the next run speculates too
     // One that had to wait does not, though it holds in the end.
@@ -223,37 +221,14 @@ BOOST_FIXTURE_TEST_CASE(a_speculating_run_lets_the_lock_go_with_its_first_reques
     BOOST_TEST(!m.held_at_first_count());
 }
 
-BOOST_FIXTURE_TEST_CASE(a_lease_made_in_a_multi_is_read_for_its_token_before_it_is_held, fixture)
-{
-    start(1, 2, false, true, true);
-    locked();
-    BOOST_TEST(show(m.on_created(1, 0, {}, node(7), 0)) == "read(1.0)");  // no czxid came back
-    BOOST_TEST(listed(1, {child(5)}) == "");  // counted; the token is still to come
-    BOOST_TEST(show(m.on_lease_read(1, 0, {}, 70)) == "done");
-    const auto leases = m.take_leases();
-    BOOST_TEST(leases.front().czxid == 70);
-    // Deleted by someone before it was read: new ones, under the lock.
-    start(1, 2, false, true, true);
-    locked();
-    listed(1, {child(5)});
-    show(m.on_created(1, 0, {}, node(9), 0));
-    BOOST_TEST(show(m.on_lease_read(1, 0, {}, std::nullopt)) == "delete(1000000009) lock");
-    BOOST_TEST(locked() == "create(3.0) list(3)");
-    // A read that loses its connection fails the run, as a lost listing does.
-    start(1, 2, false, true, true);
-    locked();
-    show(m.on_created(1, 0, {}, node(9), 0));
-    BOOST_TEST(show(m.on_lease_read(1, 0, lost_connection, std::nullopt)) == "delete(1000000009) done(connection_loss)");
-}
-
 BOOST_FIXTURE_TEST_CASE(a_speculation_over_the_count_deletes_its_leases_and_waits_under_the_lock, fixture)
 {
     start(1, 2, false, true, true);
     locked();
+    created(1, 0, 9);
     // Never a wait without the lock: its lease goes, the lock is taken again, and kept this time.
-    BOOST_TEST(listed(1, {child(5), child(6)}) == "lock");  // two and ours: over two
+    BOOST_TEST(listed(1, {child(5), child(6), child(9)}) == "delete(1000000009) lock");
     BOOST_TEST(!m.held_at_first_count());
-    BOOST_TEST(created(1, 0, 9) == "delete(1000000009)");  // made after the count: it goes
     BOOST_TEST(locked() == "create(3.0) list(3)");
     created(3, 0, 10);
     BOOST_TEST(listed(3, {child(5), child(6), child(10)}) == "wait(3)");
@@ -265,23 +240,23 @@ BOOST_FIXTURE_TEST_CASE(a_speculation_over_the_count_deletes_its_leases_and_wait
 BOOST_FIXTURE_TEST_CASE(a_speculating_one_look_over_the_count_only_deletes_its_node, fixture)
 {
     start(1, 1, true, true, true);
-    BOOST_TEST(locked() == "list(1) unlock create+(1.0)");
-    BOOST_TEST(listed(1, {child(5)}) == "done(timeout)");
-    BOOST_TEST(created(1, 0, 9) == "delete(1000000009)");
+    BOOST_TEST(locked() == "create(1.0) list(1) unlock");
+    created(1, 0, 9);
+    BOOST_TEST(listed(1, {child(5), child(9)}) == "delete(1000000009) done(timeout)");
 }
 
-BOOST_FIXTURE_TEST_CASE(after_a_speculation_a_missing_directory_takes_the_lock_again, fixture)
+BOOST_FIXTURE_TEST_CASE(after_a_speculation_a_missing_directory_or_lease_takes_the_lock_again, fixture)
 {
     start(1, 2, false, true, true);
     locked();
-    BOOST_TEST(listed(1, {}, no_node) == "lock");  // our create fails too: again, under the lock
-    BOOST_TEST(created(1, 0, 0, no_node) == "");
+    BOOST_TEST(created(1, 0, 0, no_node) == "make_dir");
+    BOOST_TEST(show(m.on_dir_made({})) == "lock");  // the lock went with the failed round
     BOOST_TEST(locked() == "create(3.0) list(3)");
 
     start(1, 2, false, true, true);
     locked();
-    BOOST_TEST(created(1, 0, 0, no_node) == "make_dir");  // deleted between the listing and the create
-    BOOST_TEST(show(m.on_dir_made({})) == "lock");  // the lock went with the failed round
+    created(1, 0, 9);
+    BOOST_TEST(listed(1, {child(5)}) == "delete(1000000009) lock");  // our node deleted by someone
     BOOST_TEST(locked() == "create(3.0) list(3)");
 }
 

@@ -48,27 +48,21 @@ lease_run_machine::actions lease_run_machine::on_locked(error_code ec)
     return out;
 }
 
-// Pipelined: the creates, then the listing, which ZooKeeper answers after them. Speculating: the listing,
-// then the internal lock's delete and the creates (see the header). Only a holder of the internal lock
-// makes leases: without it, the lock is taken again first.
+// Pipelined: the creates, then the listing, which ZooKeeper answers after them (and, speculating, the
+// internal lock's delete, which it performs after the listing). Only a holder of the internal lock makes
+// leases: without it, the lock is taken again first.
 void lease_run_machine::create_leases(actions& out)
 {
     if (!locked_) return lock(out);
     const auto r = ++round_;
     created_.assign(n_, lease_node{});
-    counted_ = false;
+    for (std::size_t i = 0; i < n_; ++i) out.push_back({R::create_lease, r, i});
+    out.push_back({R::list_leases, r});
     speculating_ = std::exchange(speculate_, false);
     if (speculating_) {
-        out.push_back({R::list_leases, r});
         out.push_back({R::unlock});
         locked_ = false;
     }
-    for (std::size_t i = 0; i < n_; ++i) {
-        run_action a{R::create_lease, r, i};
-        a.joins_unlock = speculating_;
-        out.push_back(std::move(a));
-    }
-    if (!speculating_) out.push_back({R::list_leases, r});
 }
 
 lease_run_machine::actions lease_run_machine::on_created(std::uint64_t r, std::size_t i, error_code ec, std::string node,
@@ -86,8 +80,6 @@ lease_run_machine::actions lease_run_machine::on_created(std::uint64_t r, std::s
     }
     if (!ec) {
         created_[i] = {std::move(node), czxid};
-        if (czxid == 0) out.push_back({R::read_lease, r, i, false, created_[i].node});  // made in a multi
-        else hold_if_ready(out);
         return out;
     }
     if (ec == zk_errc::no_node) {
@@ -115,16 +107,6 @@ lease_run_machine::actions lease_run_machine::on_listed(std::uint64_t r, error_c
 {
     actions out;
     if (finished_ || r != round_) return out;
-    if (speculating_) {  // counted before our creates, under the lock
-        if (ec == zk_errc::no_node) make_again(out);  // no directory yet: our creates fail too; again, under the lock
-        else if (ec) finish(out, ec);
-        else if (leases.size() + n_ > max_) over_the_count(out);
-        else {
-            counted_ = true;
-            hold_if_ready(out);
-        }
-        return out;
-    }
     if (ec) {
         finish(out, ec);
         return out;
@@ -132,64 +114,28 @@ lease_run_machine::actions lease_run_machine::on_listed(std::uint64_t r, error_c
     for (const auto& c : created_) {
         const auto held = lease_holds(leases, std::string_view(c.node).substr(c.node.rfind('/') + 1), max_);
         if (!held) {  // our lease node is gone (deleted by someone): make new ones
-            make_again(out);
+            ++round_;
+            delete_created(out);
+            create_leases(out);
             return out;
         }
         if (!*held) {
-            if (one_look_) over_the_count(out);
-            else {
-                held_at_first_count_ = false;
-                waited_ = true;
+            held_at_first_count_ = false;
+            waited_ = true;
+            if (one_look_) finish(out, zklock::error::timeout);
+            else if (speculating_) {  // no waiting without the lock: again, keeping it this time
+                ++round_;
+                delete_created(out);
+                create_leases(out);
+            } else {
                 out.push_back({R::wait_leases, r});  // another lease goes, or another waiter's: look again then
             }
             return out;
         }
     }
-    counted_ = true;
-    hold_if_ready(out);
-    return out;
-}
-
-lease_run_machine::actions lease_run_machine::on_lease_read(std::uint64_t r, std::size_t i, error_code ec,
-                                                            std::optional<std::int64_t> czxid)
-{
-    actions out;
-    if (finished_ || r != round_ || i >= created_.size()) return out;
-    if (ec) finish(out, ec);
-    else if (!czxid) make_again(out);  // our lease was deleted by someone: make new ones
-    else {
-        created_[i].czxid = *czxid;
-        hold_if_ready(out);
-    }
-    return out;
-}
-
-// Held once the count allows it and every lease is made and its token known.
-void lease_run_machine::hold_if_ready(actions& out)
-{
-    if (!counted_) return;
-    for (const auto& c : created_)
-        if (c.node.empty() || c.czxid == 0) return;
     if (!waited_) held_at_first_count_ = true;
     finish(out, {});
-}
-
-// More leases than max_permits with ours: wait under the lock, or give up (one look). A speculating round
-// no longer has the lock: its leases go, and the lock is taken again, and kept this time.
-void lease_run_machine::over_the_count(actions& out)
-{
-    held_at_first_count_ = false;
-    waited_ = true;
-    if (one_look_) finish(out, zklock::error::timeout);
-    else make_again(out);
-}
-
-// This round's leases go (those not answered yet are deleted when they are), and new ones are made.
-void lease_run_machine::make_again(actions& out)
-{
-    ++round_;
-    delete_created(out);
-    create_leases(out);
+    return out;
 }
 
 lease_run_machine::actions lease_run_machine::on_leases_changed(std::uint64_t r)

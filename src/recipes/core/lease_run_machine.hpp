@@ -9,25 +9,21 @@
 //   5. let the internal lock go; the leases are held.
 // Requests carry a round: an answer of an earlier round is stale (its node, if made, is deleted).
 //
-// A speculating run lets the internal lock go in the same pipelined round as its creates, instead of after
-// the listing's answer: the listing, then the lock's delete and the creates, which the session sends as one
-// multi (one transaction: the lease appears as the lock goes). ZooKeeper serves a session's requests in
-// order, so the listing counts the leases while we hold the lock, and nobody else can add one before ours
-// (only the lock's holder makes leases): the count plus ours is the count Curator takes under the lock.
-// Then the internal lock changes hands one write after it was taken, not two. A create in that multi is
-// answered without its czxid (the lease's fencing token), so each lease is read once made. If the count
-// is over max_permits, the run would have to wait without the lock, which the protocol does not allow
-// (the lock is what lets a waiter's count only shrink): it deletes its leases and takes the lock again,
-// this time keeping it while it waits. The queue speculates when its last run held at its first count, so
-// that a full semaphore is not asked twice for every lease. Any count taken after our creates is safe to
-// hold on (the newest holder counted every older one); the lock only keeps waiters from crowding out each
-// other.
+// A speculating run lets the internal lock go right behind the creates and the listing, in the same
+// pipelined round, instead of after the listing's answer. ZooKeeper serves a session's requests in order,
+// so the listing still counts the leases after our creates and before our lock node goes: the same count
+// Curator takes under the lock. Then the internal lock changes hands one write after it was taken, not
+// two. If that count is over max_permits, the run would have to wait without the lock, which the protocol
+// does not allow (the lock is what lets a waiter's count only shrink): it deletes its leases and takes the
+// lock again, this time keeping it while it waits. The queue speculates when its last run held at its
+// first count, so that a full semaphore is not asked twice for every lease. Any count taken after our
+// creates is safe to hold on (the newest holder counted every older one); the lock only keeps waiters
+// from crowding out each other.
 #pragma once
 
 #include <boost/system/error_code.hpp>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,8 +44,7 @@ struct run_action {
         check_schema,     ///< list PATH (no watch); answer with on_schema
         schema_ok,        ///< PATH holds no other kind of lock: the session need not look again
         lock,             ///< take the internal lock (`one_look`: only if that needs no waiting)
-        create_lease,     ///< create lease `index` of round `round` (`joins_unlock`: see below); answer with on_created
-        read_lease,       ///< read lease `index`'s stat (round `round`, `node`); answer with on_lease_read
+        create_lease,     ///< create lease `index` of round `round`; answer with on_created
         list_leases,      ///< list PATH/leases with a watch (round `round`); answer with on_listed
         wait_leases,      ///< wait for that watch (round `round`); then on_leases_changed
         make_leases_dir,  ///< create the container PATH/leases; answer with on_dir_made
@@ -64,9 +59,6 @@ struct run_action {
     bool one_look = false;
     std::string node{};
     error_code ec{};
-    /// create_lease: the internal lock's delete went just before it, and the session may send both as one
-    /// multi; on_created then gets no czxid (and read_lease follows).
-    bool joins_unlock = false;
 };
 
 class lease_run_machine {
@@ -86,8 +78,6 @@ public:
     actions on_locked(error_code ec);
     actions on_created(std::uint64_t round, std::size_t index, error_code ec, std::string node, std::int64_t czxid);
     actions on_listed(std::uint64_t round, error_code ec, const std::vector<std::string>& leases);
-    /// `czxid`: the lease's, or none if it is gone.
-    actions on_lease_read(std::uint64_t round, std::size_t index, error_code ec, std::optional<std::int64_t> czxid);
     actions on_leases_changed(std::uint64_t round);
     actions on_dir_made(error_code ec);
     /// The waiter left: stop, and delete what was made (now, or when its create is answered).
@@ -104,9 +94,6 @@ private:
     void create_leases(actions& out);
     void lock(actions& out);
     void finish(actions& out, error_code ec);
-    void hold_if_ready(actions& out);
-    void over_the_count(actions& out);
-    void make_again(actions& out);
     void delete_created(actions& out);
 
     std::size_t n_, max_;
@@ -115,7 +102,6 @@ private:
     bool locked_ = false;       // the internal lock was asked for (then given, or still awaited)
     bool speculating_ = false;  // the current round let the lock go with its requests
     bool waited_ = false;       // a count was over max_permits
-    bool counted_ = false;      // the round's count lets its leases be held (once each is made and read)
     bool finished_ = false, succeeded_ = false, unknown_create_ = false;
     std::uint64_t round_ = 0;
     std::vector<lease_node> created_;
