@@ -177,14 +177,7 @@ void session_impl::create_batched(op::create c, std::string predicted, handler<s
 {
     if (auto ec = refusal(c.path, is_sequential(c.mode)); ec || asio::get_associated_cancellation_slot(h).is_connected())
         return create(std::move(c), std::move(h));
-    // The deletes held before it go first: in the same multi (a dropped guard's delete and the next
-    // create of its lock, one transaction), unless there are too many of them to share one.
-    if (!removes_.empty()) {
-        if (removes_.size() < max_writes_in_one_multi / 2) removes_ahead_ = std::exchange(removes_, {});
-        else send_removes();
-    }
-    creates_.push_back({std::move(c), std::move(predicted), std::move(h)});
-    if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
+    hold_create({std::move(c), std::move(predicted), std::move(h)});
 }
 
 void session_impl::create_queued(op::create c, handler<std::string, stat> h)
@@ -192,8 +185,18 @@ void session_impl::create_queued(op::create c, handler<std::string, stat> h)
     if (removes_.empty() || removes_.size() >= max_writes_in_one_multi / 2 || refusal(c.path, is_sequential(c.mode)) ||
         asio::get_associated_cancellation_slot(h).is_connected())
         return create(std::move(c), std::move(h));
-    removes_ahead_ = std::exchange(removes_, {});
-    creates_.push_back({std::move(c), std::string{}, std::move(h), true});
+    hold_create({std::move(c), std::string{}, std::move(h), true});
+}
+
+void session_impl::hold_create(held_create c)
+{
+    // The deletes held before it go first: in the same multi (a dropped guard's delete and the next
+    // create of its lock, one transaction), unless there are too many of them to share one.
+    if (!removes_.empty()) {
+        if (removes_.size() < max_writes_in_one_multi / 2) removes_ahead_ = std::exchange(removes_, {});
+        else send_removes();
+    }
+    creates_.push_back(std::move(c));
     if (creates_.size() == 1) asio::post(ex, [self = shared_from_this()] { self->send_creates(); });
 }
 

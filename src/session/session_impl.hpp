@@ -340,6 +340,8 @@ private:
     };
     std::vector<held_create> creates_;
     std::vector<held_remove> removes_ahead_;  // deletes held before the first of creates_: they go first, with them
+    /// Holds a create for the turn's multi, taking the deletes held before it along (create_batched, create_queued).
+    void hold_create(held_create c);
     struct create_batch;
     /// Whether a multi of held writes failed for one write's own error: then each is sent again alone.
     bool failed_for_one_write(error_code ec) const;
