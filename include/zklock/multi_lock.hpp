@@ -216,7 +216,9 @@ public:
      * @par Executor
      * One guard::release after another, each on its lock's session's executor; each step, and the
      * completion, runs on the handler's associated executor, never inside this call (an empty multi_guard
-     * too, which has no step to take).
+     * too, which has no step to take). A handler with no executor of its own (a plain callback) runs on
+     * `asio::system_executor`'s threads, as Asio's composed operations do: bind yours
+     * (`asio::bind_executor`) to be called on it.
      *
      * @par Per-operation cancellation
      * Terminal, partial and total alike (as for guard::release; the operation lets every type through):
@@ -342,7 +344,8 @@ struct multi_acquire_op {
  * The acquires below say in their own paragraphs on which executor they run and complete, which
  * cancellation types they support, their errors, their thread safety and what must outlive them. In
  * short: any cancellation type, at any stage, gives back what was taken; on any error nothing is left
- * held; steps complete on the handler's associated executor; the lock objects follow their own rules
+ * held; steps complete on the handler's associated executor (a plain callback's: asio::system_executor,
+ * as for any composed operation of Asio); the lock objects follow their own rules
  * (see mutex.hpp).
  */
 class multi_lock {
