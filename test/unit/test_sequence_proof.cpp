@@ -52,6 +52,55 @@ BOOST_AUTO_TEST_CASE(a_node_created_by_someone_else_in_between_breaks_it)
     BOOST_TEST(p.created(10, conn));
 }
 
+BOOST_AUTO_TEST_CASE(after_a_miss_creates_go_with_their_listing_until_one_would_have_been_proven)
+{
+    // Others create between our cycles without queueing behind us (the other side of a read/write lock):
+    // a create by sequence would miss every time and pay its listing a round trip late.
+    auto p = after_a_cycle(7);
+    BOOST_TEST(p.expects(conn));
+    BOOST_TEST(!p.created(9, conn));  // by sequence, and missed
+    p.held(9);
+    p.released(9);
+    p.deleted(9);
+    BOOST_TEST(!p.expects(conn));     // so the next create goes with its listing,
+    BOOST_TEST(!p.created(11, conn));  // which shows that the proof would have missed again,
+    p.held(11);
+    p.released(11);
+    p.deleted(11);
+    BOOST_TEST(!p.expects(conn));
+    BOOST_TEST(!p.next(conn).has_value());
+    BOOST_TEST(p.created(12, conn));  // until one follows our node directly: the proof would have held,
+    p.held(12);
+    p.released(12);
+    p.deleted(12);
+    BOOST_TEST(p.expects(conn));  // and the next goes by sequence again
+    BOOST_TEST((p.next(conn) == std::optional<std::int32_t>(13)));
+}
+
+BOOST_AUTO_TEST_CASE(a_create_with_no_held_node_to_follow_leaves_the_miss_as_it_was)
+{
+    auto p = after_a_cycle(7);
+    BOOST_TEST(!p.created(9, conn));  // a miss
+    p.held(9);
+    p.contended();  // someone queued behind 9: nothing to follow
+    p.released(9);
+    p.deleted(9);
+    BOOST_TEST(!p.created(10, conn));  // (would not be proven: no held node) tells nothing either way
+    p.held(10);
+    p.released(10);
+    p.deleted(10);
+    BOOST_TEST(!p.expects(conn));  // still after a miss
+    auto q = after_a_cycle(7);
+    q.contended();
+    q.released(7);
+    q.deleted(7);
+    BOOST_TEST(!q.created(9, conn));  // not a miss: no proof was possible
+    q.held(9);
+    q.released(9);
+    q.deleted(9);
+    BOOST_TEST(q.expects(conn));
+}
+
 BOOST_AUTO_TEST_CASE(our_delete_must_have_answered_before_the_create)
 {
     sequence_proof p;

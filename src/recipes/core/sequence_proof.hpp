@@ -9,7 +9,9 @@
 // before it was ahead of it once it held, and nothing ahead of n can be ahead of n + 1 except n
 // itself; so once our delete of n has answered, n + 1 is first. That saves the listing on every cycle
 // of a lock that one session takes again and again (a server's "independent" locks, a loop), a third of
-// its requests.
+// its requests. Where others create between our cycles without ever queueing behind us, the proof
+// would miss every time and cost its listing a round trip late: after a miss, creates go with their
+// pipelined listing until one shows that the proof would have held (expects()).
 //
 // It holds in one parent node only: a directory deleted (an empty container reaped, an admin's
 // rm -r) and made again restarts the count. So the directory carries a data watch (exists) set
@@ -56,7 +58,11 @@ public:
     bool created(std::int32_t seq, std::optional<std::uint64_t> connection) noexcept
     {
         const bool covered = connection && watched(*connection);
-        const bool first = covered && held_.set && deleted_ && follows(held_.value, seq);
+        const bool followed = covered && held_.set && deleted_;  // a held node of ours to follow, gone
+        const bool first = followed && follows(held_.value, seq);
+        // Asked of every create, with its listing or without: whether the proof would have held is the
+        // evidence for trying it on the next create (expects()).
+        if (followed) missed_ = !first;
         covered_ = {covered, seq};
         held_ = {};
         return first;
@@ -75,8 +81,15 @@ public:
     void deleted(std::int32_t seq) noexcept { deleted_ = deleted_ || (released_ && held_.is(seq)); }
 
     /// Worth creating without the listing: a create made now would be proven first unless someone
-    /// else creates a node meanwhile (its answer is then listed, one round trip later).
-    bool expects(std::uint64_t connection) const noexcept { return watched(connection) && held_.set && released_; }
+    /// else creates a node meanwhile (its answer is then listed, one round trip later). Not after a
+    /// miss: when someone else's create came between our last two, others take the lock between our
+    /// cycles without queueing behind us (a read/write lock's other side, say), and the next create would
+    /// likely miss too. Creates then go with their listing until one of them shows that the proof would
+    /// have held.
+    bool expects(std::uint64_t connection) const noexcept
+    {
+        return watched(connection) && held_.set && released_ && !missed_;
+    }
     /// The sequence such a create would be proven first with: the held node's plus one (none unless
     /// expects()). Its name can be read before the create's answer comes.
     std::optional<std::int32_t> next(std::uint64_t connection) const noexcept
@@ -102,6 +115,7 @@ private:
     mark<std::int32_t> covered_;  // our last create's sequence, if the watch was set before it
     mark<std::int32_t> held_;     // ... and that node held the lock
     bool released_ = false, deleted_ = false;
+    bool missed_ = false;  // the last create that followed a held node of ours did not follow it directly
 };
 
 }  // namespace zklock::detail
