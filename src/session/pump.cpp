@@ -143,10 +143,12 @@ void session_impl::process(int events)
 
 // zookeeper_process reads one answer per call: with many requests in flight, going back to the reactor
 // after each (a wait, a readiness event, a re-arm) would cost more than the answer. The answers already
-// in the socket are read here, a bounded number, so that other handlers still get their turn.
+// in the socket are read here, a bounded number, so that other handlers still get their turn. Not once
+// every request is answered: what else may have come (a watch event) is rare, and the reactor reports it,
+// so the look into the socket (a system call) would mostly find nothing.
 void session_impl::drain_answers()
 {
-    for (int i = 0; i < 64 && zh_ && !is_final(state) && sock_.is_open(); ++i) {
+    for (int i = 0; i < 64 && zh_ && !is_final(state) && sock_.is_open() && !inflight_.empty(); ++i) {
         int available = 0;
         if (::ioctl(sock_.native_handle(), FIONREAD, &available) != 0 || available <= 0) return;
         int rc;
@@ -176,18 +178,28 @@ void session_impl::kick()
 // The C client's socket changes on every reconnect and fd numbers are reused, so the socket is known
 // by its inode, and Asio watches a dup() of it: closing our dup never closes ZooKeeper's socket, and
 // deregistering it never touches a reused number.
+// The inode is not asked again at every pass (a system call per answer) while the handle stays
+// connected on the same number: only zookeeper_interest makes a socket, and it leaves the handle
+// connecting or associating until the server answers its handshake, which takes further passes here. So
+// a handle seen connected on number n at one pass and at the next has kept its socket in between.
 void session_impl::sync_socket(int fd)
 {
     if (fd < 0) {
         close_socket();
         return;
     }
+    const bool connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+    if (connected && fd == connected_fd_ && sock_.is_open()) return;
+    connected_fd_ = -1;
     struct ::stat st{};
     if (::fstat(fd, &st) != 0) {
         close_socket();
         return;
     }
-    if (sock_.is_open() && st.st_ino == sock_ino_) return;
+    if (sock_.is_open() && st.st_ino == sock_ino_) {
+        if (connected) connected_fd_ = fd;
+        return;
+    }
     // The C client leaves its socket inheritable: a child process (zklock's COMMAND) must not get it.
     ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
     close_socket();
@@ -200,6 +212,7 @@ void session_impl::sync_socket(int fd)
         return;
     }
     sock_ino_ = st.st_ino;
+    if (connected) connected_fd_ = fd;
     if (state == session_state::connecting) watch_handshake();
 }
 
@@ -247,6 +260,7 @@ void session_impl::close_socket()
         sock_.close(ignored);
     }
     sock_ino_ = 0;
+    connected_fd_ = -1;
 }
 
 int session_impl::release_socket()

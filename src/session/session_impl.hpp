@@ -297,6 +297,8 @@ private:
     _zhandle* zh_ = nullptr;
     asio::posix::stream_descriptor sock_;  // owns a dup() of the C client's socket, never its own fd
     ino_t sock_ino_ = 0;
+    /// The C client's descriptor number, when it was connected at the last look (else -1); see sync_socket.
+    int connected_fd_ = -1;
     std::uint64_t sock_gen_ = 0;
     bool read_armed_ = false, write_armed_ = false, kick_posted_ = false;
     /// The requests of one turn of the loop leave in one TCP segment (see cork()).
