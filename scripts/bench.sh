@@ -319,7 +319,40 @@ summary_awk=$(cat <<'AWK'
     shown[++nshown] = label SUBSEP zs SUBSEP zsh SUBSEP ps SUBSEP psh
     if (label !~ /^ /) parent = label
     if (z != "" && c + 0 > 0 && z / c < goal)  # a variant row is named with its parent's
-      behind[++nbehind] = sprintf("%-42s %sx Curator", label ~ /^ / ? word1(parent) ", " trim(label) : label, ratio(z, c))
+      behind[++nbehind] = sprintf("%-42s %sx Curator%s", label ~ /^ / ? word1(parent) ", " trim(label) : label,
+        ratio(z, c), floor_note(protocol_floor(zs, zsh), z, c))
+  }
+  # The floor of a row, in operations/s: the writes on its critical path, at the bare client's serial write
+  # (w) of the same setup. Each of them waits for the one before it to commit, so no client overlaps them:
+  # an awaited cycle is a create and a delete (the bare cycle, measured as such); a dropped guard's delete
+  # rides with the next create, one write a cycle; a hand-off through ZooKeeper is the holder's delete;
+  # a read/write round (each reader once, then the writer) is the writer's delete, then the readers'; a
+  # semaphore section is the hand-off of its internal lock. "" where none is set (or w is not known).
+  function protocol_floor(zs, zsh,   r) {
+    if (zs == "uncontended" && zsh == "") return serial_floor
+    if (w + 0 == 0) return ""
+    if (zs == "dropped" && zsh == "" || zs == "contended" && zsh == "4x8 local_handoff_limit=0") return 1e6 / w
+    if (zs == "semaphore" && zsh == "leases=3 workers=8") return 1e6 / w
+    if (zs == "rw" && zsh ~ /^readers=[0-9]+ writers=1$/) {
+      r = zsh; sub(/^readers=/, "", r); sub(/ .*/, "", r)
+      return (r + 1) * 1e6 / (2 * w)
+    }
+    return ""
+  }
+  function floor_note(f, z, c) {
+    if (f == "" || c + 0 == 0) return ""
+    if (f / c < goal) return sprintf("; its floor is %sx: %sx is out of reach in this job", ratio(f, c), goal)
+    return sprintf("; its floor is %sx, zklock at %s of it", ratio(f, c), pct(z, f))
+  }
+  function floor_line(label, what, zs, zsh, ps, psh, key,   z, c, f) {
+    f = protocol_floor(zs, zsh); z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key)
+    if (f == "" || z == "") return
+    if (!floors_shown++) {
+      printf "the floor of each row, an estimate: the writes on its critical path, each waiting for the one before\n"
+      printf "it to commit, at the serial write above (one measurement, which moves: a row can sit a little above)\n"
+      printf "%-42s %-24s %8s %8s %8s %8s\n", "", "writes", "floor/s", "/Curator", "zklock", "of floor"
+    }
+    printf "%-42s %-24s %8.0f %8s %8s %8s\n", label, what, f, c == "" ? "-" : ratio(f, c) "x", z, pct(z, f)
   }
   # ZooKeeper's work for one operation of a run: "transactions / requests", from the servers' own counts.
   function work(impl, scen, shp,   ops, t, q) {
@@ -364,6 +397,7 @@ summary_awk=$(cat <<'AWK'
     n = split(setups, order, " ")
     for (i = 1; i <= n; i++) {
       S = order[i]
+      floors(S)  # (the rows' floors need the bare client's figures)
       printf "\n== %s: %s\n", S, S == "ensemble" ? "three ZooKeeper servers on loopback" : "one ZooKeeper server"
       printf "%-42s %9s %9s %9s %15s %13s\n", "operations/s", "zklock", "Curator", "kazoo", "zklock/curator", "zklock/kazoo"
       row("uncontended cycles_per_s", "uncontended", "", "uncontended", "", "cycles_per_s")
@@ -424,6 +458,18 @@ summary_awk=$(cat <<'AWK'
         floor_row("Curator uncontended", "curator", "uncontended", "", serial_floor)
         floor_row("kazoo uncontended", "kazoo", "uncontended", "", serial_floor)
       }
+      floors_shown = 0
+      floor_line("uncontended cycles_per_s", "2 a cycle (bare cycle)", "uncontended", "", "uncontended", "",
+                 "cycles_per_s")
+      floor_line("dropped cycles_per_s", "1 a cycle", "dropped", "", "uncontended", "", "cycles_per_s")
+      floor_line("contended 4x8, local_handoff_limit=0", "1 a hand-off", "contended", "4x8 local_handoff_limit=0",
+                 "contended", "4x8", "sections_per_s")
+      floor_line("rw 4r+1w sections_per_s", "2 a round of 5 sections", "rw", "readers=4 writers=1", "rw",
+                 "readers=4 writers=1", "sections_per_s")
+      floor_line("rw 16r+1w sections_per_s", "2 a round of 17", "rw", "readers=16 writers=1", "rw",
+                 "readers=16 writers=1", "sections_per_s")
+      floor_line("semaphore 3 of 8 sections_per_s", "1 a section", "semaphore", "leases=3 workers=8", "semaphore",
+                 "leases=3 workers=8", "sections_per_s")
       if (paths_floor != "") {
         printf "of such cycles on 32 paths at once, on one session: %s cycles/s:\n", paths_floor
         floor_row("zklock independent T=32", "zklock", "independent", "T=32", paths_floor)
