@@ -373,6 +373,34 @@ BOOST_AUTO_TEST_CASE(a_node_that_waited_behind_another_makes_the_next_create_wit
     });
 }
 
+// Another session that takes the lock between our cycles without ever queueing behind our node (its
+// node comes after ours is gone) makes our create by sequence miss, and a miss costs its listing a round
+// trip late. So after a miss our creates go with their listing, until one of them shows that the proof
+// would have held: then by sequence again.
+BOOST_AUTO_TEST_CASE(after_a_miss_the_next_creates_go_with_their_listing_until_the_proof_would_hold)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("missed");
+        mutex mine(ss[0], path), theirs(ss[1], path);
+        auto listings_in = [&](int cycles) -> asio::awaitable<std::uint64_t> {
+            const auto before = sent(ss[0], "get_children");
+            const auto seq = co_await cycle(mine, cycles);
+            BOOST_TEST(seq >= 0);
+            co_return sent(ss[0], "get_children") - before;
+        };
+        co_await cycle(mine, 3);
+        BOOST_TEST(co_await listings_in(1) == 0u);  // alone: by its sequence
+        co_await cycle(theirs, 1);                   // in between, never behind us
+        BOOST_TEST(co_await listings_in(1) == 1u);  // by sequence, missed, listed after its answer
+        BOOST_TEST(co_await listings_in(1) == 1u);  // with its listing, which shows the proof would have held
+        BOOST_TEST(co_await listings_in(2) == 0u);  // so by sequence again
+        BOOST_TEST((co_await children(ss[1], path)).empty());
+    });
+}
+
 // The trap the directory watch is there for. Our last node was n, deleted. The directory is then deleted
 // (as ZooKeeper reaps an empty container) and made again by another session, whose nodes count up to n
 // and which holds the lock with node n. Our next create answers n + 1, the number that would prove it
