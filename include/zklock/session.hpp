@@ -266,8 +266,9 @@ public:
     /// end (`error::session_expired`, `error::auth_failed`, or `error::session_closed` when something else
     /// closed it) if it ended during the drain; `operation_aborted` when cancelled.
     /// @par Thread safety
-    /// Start it on the session's executor, as every operation of the session. The cancellation signal may be
-    /// emitted from the thread that owns it (it hops onto the session's executor).
+    /// May be started from any thread (it hops onto the session's executor first), e.g. the one that waits
+    /// for SIGTERM; not while another thread moves or destroys the session object. The cancellation signal
+    /// may be emitted from the thread that owns it (it hops onto the session's executor).
     /// @par Object lifetimes
     /// It keeps the session's state alive until it completes. Destroying the session object closes the
     /// session: a drain not yet closing it then completes with `error::session_closed`.

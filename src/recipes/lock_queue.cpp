@@ -51,8 +51,7 @@ lock_queue::~lock_queue()
     forget_shared_state(*s, key);
     s->unsubscribe(listener_);
     perform(machine_.teardown(), nullptr, now());
-    for (auto& [id, w] : place_waiters_)
-        s->post_completion(std::move(w.second), error_code(asio::error::operation_aborted), std::size_t{0});
+    end_place_waits(error_code(asio::error::operation_aborted));
 }
 
 void lock_queue::observe_session(time_point at)

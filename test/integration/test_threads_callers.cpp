@@ -1,6 +1,7 @@
 // Callers that are not on the session's executor: an io_context whose only work is an acquire on a session
-// that runs elsewhere, plain threads polling guard::lost() while the session's thread loses the lock, and
-// lock objects and their unstarted operations dropped on a plain thread, statistics read from plain threads.
+// that runs elsewhere, plain threads polling guard::lost() while the session's thread loses the lock, lock
+// objects and their unstarted operations dropped on a plain thread, statistics read from plain threads, and
+// a drain started from a plain thread.
 // Run under ThreadSanitizer by scripts/test.sh.
 #define BOOST_TEST_MODULE zklock threads callers
 #include "test_util.hpp"
@@ -239,5 +240,37 @@ BOOST_AUTO_TEST_CASE(stats_may_be_read_from_plain_threads_while_locks_run)
     const auto st = s.async_stats(asio::use_future).get();
     BOOST_TEST(st.locks.granted == std::uint64_t{cycles});
     BOOST_TEST(st.locks.hold.count == std::uint64_t{cycles});
+    service.close();
+}
+
+// session::async_drain started from a plain thread with use_future (the thread that waits for SIGTERM,
+// say), while the session's strand holds a lock and lets it go when asked: the drain hops onto the strand,
+// asks the holder, which releases, and completes with success once the server has ended the session; the
+// other session takes the lock at once. ThreadSanitizer sees no race between the drain's start on this
+// thread and the session's work on its strand.
+BOOST_AUTO_TEST_CASE(a_drain_may_be_started_from_a_plain_thread)
+{
+    const auto path = unique_path("drain-thread");
+    two_sessions<mutex, mutex> service([&](zklock::session& s) { return mutex(s, path); },
+                                       [&](zklock::session& s) { return mutex(s, path); });
+    std::promise<void> holding;
+    std::promise<zklock::error_code> asked, released;
+    asio::co_spawn(service.strands[0], [&]() -> asio::awaitable<void> {
+        auto g = co_await service.on_a->acquire(5s, use_awaitable);
+        holding.set_value();
+        auto [ec] = co_await g.async_wait_revoked(tuple_awaitable);
+        asked.set_value(ec);
+        auto [rec] = co_await g.release(tuple_awaitable);
+        released.set_value(rec);
+    }, asio::detached);
+    holding.get_future().wait();
+    auto& a = *service.all[0];
+    auto drained = a.async_drain(20s, asio::use_future);  // started here, on this plain thread
+    BOOST_TEST(!asked.get_future().get());
+    BOOST_TEST(!released.get_future().get());
+    BOOST_CHECK_NO_THROW(drained.get());  // every holder released in time: success
+    auto g = service.on_b->acquire(5s, asio::use_future).get();  // the other session's turn, at once
+    BOOST_TEST(g.owns_lock());
+    g.release(asio::use_future).get();
     service.close();
 }
