@@ -57,7 +57,7 @@ else
   limit=${ZKLOCK_BENCH_TIMEOUT:-900} passes=2
 fi
 # Every row compared with the peers runs `passes` times, each library in turn, and each library's figure is
-# its best pass (the whole run: its requests and latencies with it). On this 2-core machine a disk write
+# its best pass (the whole run: its requests and latencies with it); so do the bare client's floors. On this 2-core machine a disk write
 # took 0.4 to 0.6 ms from one minute to the next, and one run of a side could fall a third below its
 # neighbours; the best of two alternating runs is what each library can do on the machine that day.
 
@@ -215,9 +215,9 @@ start_server || { echo "bench.sh: the ZooKeeper server did not start" >&2; exit 
 begin standalone
 setups=standalone
 warm_up
-raw "$cycles"
-floor "$cycles"
 for _ in $(seq "$passes"); do
+  raw "$cycles"
+  floor "$cycles"
   ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
   ours dropped "$cycles"  # the peers have no dropped guard: compare with their uncontended
   for shape in "4 8" "1 32"; do
@@ -256,9 +256,9 @@ if [ "$ensemble" = 1 ]; then
     begin ensemble
     setups+=" ensemble"
     warm_up
-    raw "$cycles"
-    floor "$cycles"
     for _ in $(seq "$passes"); do
+      raw "$cycles"
+      floor "$cycles"
       ours uncontended "$cycles"; peer curator uncontended "$cycles"; peer kazoo uncontended "$cycles"
       ours dropped "$cycles"
       for shape in "4 8" "1 32"; do
