@@ -57,9 +57,10 @@ else
   limit=${ZKLOCK_BENCH_TIMEOUT:-900} passes=2
 fi
 # Every row compared with the peers runs `passes` times, each library in turn, and each library's figure is
-# its best pass (the whole run: its requests and latencies with it); so do the bare client's floors. On this 2-core machine a disk write
-# took 0.4 to 0.6 ms from one minute to the next, and one run of a side could fall a third below its
-# neighbours; the best of two alternating runs is what each library can do on the machine that day.
+# its best pass (the whole run: its requests and latencies with it); so do the bare client's floors. On this
+# 2-core machine a disk write took 0.4 to 0.6 ms from one minute to the next, and one run of a side could
+# fall a third below its neighbours; the best of two alternating runs is what each library can do on the
+# machine that day.
 
 bench=${ZKLOCK_BENCH:-}
 if [ -z "$bench" ]; then
@@ -356,14 +357,17 @@ summary_awk=$(cat <<'AWK'
   # an awaited cycle is a create and a delete (the bare cycle, measured as such); a dropped guard's delete
   # rides with the next create, one write a cycle; a hand-off through ZooKeeper is the holder's delete;
   # a read/write round (each reader once, then the writer) is the writer's delete, then the readers'; a
-  # semaphore section is the hand-off of its internal lock. "" where none is set (or w is not known).
+  # semaphore section is the hand-off of its internal lock. "" where none is set (or wf is not known); sets
+  # floor_writes to what those writes are, for the table.
   function protocol_floor(zs, zsh,   r) {
-    if (zs == "uncontended" && zsh == "") return serial_floor
+    if (zs == "uncontended" && zsh == "") { floor_writes = "2 a cycle (bare cycle)"; return serial_floor }
     if (wf + 0 <= 0) return ""
-    if (zs == "dropped" && zsh == "" || zs == "contended" && zsh == "4x8 local_handoff_limit=0") return 1e6 / wf
-    if (zs == "semaphore" && zsh == "leases=3 workers=8") return 1e6 / wf
+    if (zs == "dropped" && zsh == "") { floor_writes = "1 a cycle"; return 1e6 / wf }
+    if (zs == "contended" && zsh == "4x8 local_handoff_limit=0") { floor_writes = "1 a hand-off"; return 1e6 / wf }
+    if (zs == "semaphore" && zsh == "leases=3 workers=8") { floor_writes = "1 a section"; return 1e6 / wf }
     if (zs == "rw" && zsh ~ /^readers=[0-9]+ writers=1$/) {
       r = zsh; sub(/^readers=/, "", r); sub(/ .*/, "", r)
+      floor_writes = "2 a round of " (r + 1) " sections"
       return (r + 1) * 1e6 / (2 * wf)
     }
     return ""
@@ -373,7 +377,7 @@ summary_awk=$(cat <<'AWK'
     if (f / c < goal) return sprintf("; its floor is %sx: %sx is out of reach in this job", ratio(f, c), goal)
     return sprintf("; its floor is %sx, zklock at %s of it", ratio(f, c), pct(z, f))
   }
-  function floor_line(label, what, zs, zsh, ps, psh, key,   z, c, f) {
+  function floor_line(label, zs, zsh, ps, psh, key,   z, c, f) {
     f = protocol_floor(zs, zsh); z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key)
     if (f == "" || z == "") return
     if (!floors_shown++) {
@@ -381,7 +385,7 @@ summary_awk=$(cat <<'AWK'
       printf "it to commit, at %.0f us a write (the faster of the serial write and half the cycle above)\n", wf
       printf "%-42s %-24s %8s %8s %8s %8s\n", "", "writes", "floor/s", "/Curator", "zklock", "of floor"
     }
-    printf "%-42s %-24s %8.0f %8s %8s %8s\n", label, what, f, c == "" ? "-" : ratio(f, c) "x", z, pct(z, f)
+    printf "%-42s %-24s %8.0f %8s %8s %8s\n", label, floor_writes, f, c == "" ? "-" : ratio(f, c) "x", z, pct(z, f)
   }
   # ZooKeeper's work for one operation of a run: "transactions / requests", from the servers' own counts.
   function work(impl, scen, shp,   ops, t, q) {
@@ -475,7 +479,6 @@ summary_awk=$(cat <<'AWK'
           1e6 / on - 1e6 / off, 100 * (off / on - 1)
       }
 
-      floors(S)
       if (w != "" || p != "")
         printf "\nthe bare C client: serial write %s us, serial read %s us, pipelined writes %s/s\n", dash(w),
           dash(get(S, "raw-c", "raw", "", "serial_read_us")), dash(p)
@@ -488,16 +491,14 @@ summary_awk=$(cat <<'AWK'
         floor_row("kazoo uncontended", "kazoo", "uncontended", "", serial_floor)
       }
       floors_shown = 0
-      floor_line("uncontended cycles_per_s", "2 a cycle (bare cycle)", "uncontended", "", "uncontended", "",
-                 "cycles_per_s")
-      floor_line("dropped cycles_per_s", "1 a cycle", "dropped", "", "uncontended", "", "cycles_per_s")
-      floor_line("contended 4x8, local_handoff_limit=0", "1 a hand-off", "contended", "4x8 local_handoff_limit=0",
-                 "contended", "4x8", "sections_per_s")
-      floor_line("rw 4r+1w sections_per_s", "2 a round of 5 sections", "rw", "readers=4 writers=1", "rw",
-                 "readers=4 writers=1", "sections_per_s")
-      floor_line("rw 16r+1w sections_per_s", "2 a round of 17", "rw", "readers=16 writers=1", "rw",
-                 "readers=16 writers=1", "sections_per_s")
-      floor_line("semaphore 3 of 8 sections_per_s", "1 a section", "semaphore", "leases=3 workers=8", "semaphore",
+      floor_line("uncontended cycles_per_s", "uncontended", "", "uncontended", "", "cycles_per_s")
+      floor_line("dropped cycles_per_s", "dropped", "", "uncontended", "", "cycles_per_s")
+      floor_line("contended 4x8, local_handoff_limit=0", "contended", "4x8 local_handoff_limit=0", "contended", "4x8",
+                 "sections_per_s")
+      floor_line("rw 4r+1w sections_per_s", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s")
+      floor_line("rw 16r+1w sections_per_s", "rw", "readers=16 writers=1", "rw", "readers=16 writers=1",
+                 "sections_per_s")
+      floor_line("semaphore 3 of 8 sections_per_s", "semaphore", "leases=3 workers=8", "semaphore",
                  "leases=3 workers=8", "sections_per_s")
       if (paths_floor != "") {
         printf "of such cycles on 32 paths at once, on one session: %s cycles/s:\n", paths_floor
