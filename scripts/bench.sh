@@ -316,11 +316,15 @@ csv_lib=$(cat <<'AWK'
     }
   }
   # Sets, for `setup`, the bare C client's figures: w (serial write, us), p (pipelined writes/s), serial_floor
-  # (its serial create+delete cycles/s) and paths_floor (its cycles/s on 32 paths at once), or "".
+  # (its serial create+delete cycles/s), paths_floor (its cycles/s on 32 paths at once), multi_floor (its
+  # serial cycles of one multi, a delete and the next create) and ring_floor (its hand-offs/s between 4
+  # sessions, each a multi and the watch event that wakes the next), or "".
   function floors(setup) {
     w = get(setup, "raw-c", "raw", "", "serial_write_us"); p = get(setup, "raw-c", "raw", "", "pipelined_writes_per_s")
     serial_floor = get(setup, "raw-c", "floor", "", "serial_cycles_per_s")
     paths_floor = get(setup, "raw-c", "floor", "", "pipelined_cycles_per_s")
+    multi_floor = get(setup, "raw-c", "floor", "", "multi_cycles_per_s")
+    ring_floor = get(setup, "raw-c", "floor", "", "handoffs_per_s")
     # One write, for the rows' floors: the faster of the serial create and half the serial create+delete
     # cycle (measured a minute apart, they have differed by half; the faster makes the floor the higher).
     wf = get(setup, "raw-c", "floor", "", "serial_cycle_us") / 2
@@ -352,15 +356,20 @@ summary_awk=$(cat <<'AWK'
       behind[++nbehind] = sprintf("%-42s %sx Curator%s", label ~ /^ / ? word1(parent) ", " trim(label) : label,
         ratio(z, c), floor_note(protocol_floor(zs, zsh), z, c))
   }
-  # The floor of a row, in operations/s: the writes on its critical path, at the bare client's serial write
-  # (wf) of the same setup. Each of them waits for the one before it to commit, so no client overlaps them:
-  # an awaited cycle is a create and a delete (the bare cycle, measured as such); a dropped guard's delete
-  # rides with the next create, one write a cycle; a hand-off through ZooKeeper is the holder's delete;
-  # a read/write round (each reader once, then the writer) is the writer's delete, then the readers'; a
-  # semaphore section is the hand-off of its internal lock. "" where none is set (or wf is not known); sets
-  # floor_writes to what those writes are, for the table.
+  # The floor of a row, in operations/s: the writes on its critical path, each waiting for the one before it
+  # to commit, so that no client overlaps them. Measured where the bare client runs the row's own
+  # requests with no recipe around them: an awaited cycle is a create and a delete (its serial cycle); a
+  # dropped guard's delete rides with the next create, one multi a cycle (its multi loop); a hand-off
+  # through ZooKeeper is the holder's multi and the watch event that wakes the next (its ring of 4
+  # sessions). Else estimated at the bare client's serial write (wf) of the same setup: a read/write round
+  # (each reader once, then the writer) is the writer's delete, then the readers'; a semaphore section is
+  # the hand-off of its internal lock. "" where none is known; sets floor_writes to what those writes are.
   function protocol_floor(zs, zsh,   r) {
     if (zs == "uncontended" && zsh == "") { floor_writes = "2 a cycle (bare cycle)"; return serial_floor }
+    if (zs == "dropped" && zsh == "" && multi_floor != "") { floor_writes = "1 a cycle (bare multis)"; return multi_floor }
+    if (zs == "contended" && zsh == "4x8 local_handoff_limit=0" && ring_floor != "") {
+      floor_writes = "1 a hand-off (bare ring)"; return ring_floor
+    }
     if (wf + 0 <= 0) return ""
     if (zs == "dropped" && zsh == "") { floor_writes = "1 a cycle"; return 1e6 / wf }
     if (zs == "contended" && zsh == "4x8 local_handoff_limit=0") { floor_writes = "1 a hand-off"; return 1e6 / wf }
@@ -381,8 +390,9 @@ summary_awk=$(cat <<'AWK'
     f = protocol_floor(zs, zsh); z = get(S, "zklock", zs, zsh, key); c = get(S, "curator", ps, psh, key)
     if (f == "" || z == "") return
     if (!floors_shown++) {
-      printf "the floor of each row, an estimate: the writes on its critical path, each waiting for the one before\n"
-      printf "it to commit, at %.0f us a write (the faster of the serial write and half the cycle above)\n", wf
+      printf "the floor of each row: the writes on its critical path, each waiting for the one before it to commit;\n"
+      printf "measured by the bare client where named (bare), else at %.0f us a write (the faster of the serial write\n", wf
+      printf "and half the cycle above)\n"
       printf "%-42s %-24s %8s %8s %8s %8s\n", "", "writes", "floor/s", "/Curator", "zklock", "of floor"
     }
     printf "%-42s %-24s %8.0f %8s %8s %8s\n", label, floor_writes, f, c == "" ? "-" : ratio(f, c) "x", z, pct(z, f)
@@ -535,7 +545,7 @@ chart_awk=$(cat <<'AWK'
       if (i > 1) printf "\n\n"
       printf "# %s: scenario zklock curator kazoo floor (operations/s)\n", S
       bars("uncontended", "uncontended", "", "uncontended", "", "cycles_per_s", serial_floor)
-      bars("dropped", "dropped", "", "-", "", "cycles_per_s", serial_floor)
+      bars("dropped", "dropped", "", "-", "", "cycles_per_s", multi_floor != "" ? multi_floor : serial_floor)
       bars("contended 4x8", "contended", "4x8", "contended", "4x8", "sections_per_s", "")
       bars("contended 1x32", "contended", "1x32", "contended", "1x32", "sections_per_s", "")
       bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", paths_floor)

@@ -11,8 +11,9 @@
 //     cancel W           W coroutines queue behind a held lock, then each is cancelled, in random order
 //     rw R W K           R readers and W writers (a session each) on one shared_mutex, K sections (bench/bench_rw.cpp)
 //     semaphore N T K    T workers (a session each) on one semaphore of N leases, K sections (bench/bench_semaphore.cpp)
-//     floor N            the bare C client, no recipe: N serial create+delete cycles, then such cycles on 32
-//                        paths at once (bench/bench_floor.cpp): the floor of a lock cycle
+//     floor N            the bare C client, no recipe: N serial create+delete cycles, such cycles on 32
+//                        paths at once, N multi cycles and N hand-offs between 4 sessions
+//                        (bench/bench_floor.cpp): the floor of a lock cycle and of a hand-off
 //     serve [SERVERS]    start a ZooKeeper server (SERVERS >= 3: an ensemble on loopback), print its connect
 //                        string, run until stdin closes or SIGTERM
 // --sessions N runs rw's and semaphore's workers on N sessions instead (their local sharing); --hold-us US

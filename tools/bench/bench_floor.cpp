@@ -1,9 +1,15 @@
 // zklock_bench floor N: what a lock cycle costs the bare ZooKeeper C client, with no recipe at all: the
-// floor that zklock's uncontended and independent figures are measured against (issue 22).
+// floor that zklock's uncontended, dropped, independent and strict FIFO figures are measured against
+// (issue 22).
 //   serial:    N cycles of create(ephemeral, sequential) then delete, each waiting for its answer;
 //   pipelined: one session, PATHS paths each running such cycles back to back (20 x N cycles in all),
-//              so that PATHS creates or deletes are in flight at once, as zklock's `independent T=32`.
-// No lock is taken: nobody lists, nobody watches. A recipe cannot do a cycle with fewer requests.
+//              so that PATHS creates or deletes are in flight at once, as zklock's `independent T=32`;
+//   multis:    N cycles of one multi, the delete of the last node and the create of the next (a dropped
+//              guard's cycle);
+//   ring:      N hand-offs between 4 sessions queued in one directory, each a multi and the watch event
+//              that wakes the next (a hand-off through ZooKeeper, as in `contended 4 8` with
+//              local_handoff_limit=0).
+// Nobody lists, and no lock is taken. A recipe cannot do a cycle or a hand-off with fewer requests.
 #include "common.hpp"
 
 #include <zookeeper/zookeeper.h>
@@ -14,10 +20,14 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zklock_bench {
@@ -57,23 +67,40 @@ public:
     template <class Done>
     void pump(Done done)
     {
+        bare_client* one[] = {this};
+        pump_all(one, done);
+    }
+
+    /// Runs the C clients of `clients` (on this thread) until `done()` says so.
+    template <class Done>
+    static void pump_all(std::span<bare_client* const> clients, Done done)
+    {
         const auto give_up = clk::now() + std::chrono::seconds(120);
+        std::vector<pollfd> p(clients.size());
         while (!done()) {
             if (clk::now() > give_up) throw std::runtime_error("floor: no answer from ZooKeeper in 120 s");
-            int fd = -1, interest = 0;
-            timeval tv{};
-            zookeeper_interest(zh_, &fd, &interest, &tv);
-            fd_ = fd;
-            pollfd p{fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
-                                            ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)),
-                     0};
-            ::poll(&p, fd >= 0 ? 1 : 0, static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
-            zookeeper_process(zh_, ((p.revents & POLLIN) ? ZOOKEEPER_READ : 0) | ((p.revents & POLLOUT) ? ZOOKEEPER_WRITE : 0));
-            // It reads one answer per call: the answers already in the socket are read before polling
-            // again, as zklock's pump does, so that the floor is the server's and not this loop's.
-            int available = 0;
-            while (fd >= 0 && ::ioctl(fd, FIONREAD, &available) == 0 && available > 0 &&
-                   zookeeper_process(zh_, ZOOKEEPER_READ) == ZOK) {
+            int wait_ms = 1000;
+            for (std::size_t i = 0; i < clients.size(); ++i) {
+                int fd = -1, interest = 0;
+                timeval tv{};
+                zookeeper_interest(clients[i]->zh_, &fd, &interest, &tv);
+                clients[i]->fd_ = fd;
+                p[i] = {fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                                               ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)),
+                        0};
+                wait_ms = std::min(wait_ms, static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
+            }
+            ::poll(p.data(), p.size(), wait_ms);
+            for (std::size_t i = 0; i < clients.size(); ++i) {
+                zhandle_t* zh = clients[i]->zh_;
+                zookeeper_process(zh, ((p[i].revents & POLLIN) ? ZOOKEEPER_READ : 0) |
+                                          ((p[i].revents & POLLOUT) ? ZOOKEEPER_WRITE : 0));
+                // It reads one answer per call: the answers already in the socket are read before polling
+                // again, as zklock's pump does, so that the floor is the server's and not this loop's.
+                int available = 0;
+                while (p[i].fd >= 0 && ::ioctl(p[i].fd, FIONREAD, &available) == 0 && available > 0 &&
+                       zookeeper_process(zh, ZOOKEEPER_READ) == ZOK) {
+                }
             }
         }
     }
@@ -162,11 +189,113 @@ void make_dir(bare_client& c, const std::string& path)
     if (a.rc != ZOK && a.rc != ZNODEEXISTS) throw std::runtime_error("floor: cannot create " + path + ": " + zerror(a.rc));
 }
 
+// --- Hand-offs through ZooKeeper with no recipe: the floor of strict FIFO, and with one session the floor
+// of a dropped guard's cycle. SESSIONS sessions on this thread each queue one node in one directory, in
+// turn, and each watches the node just ahead of its own: its name is known in this process, so nobody
+// lists. The holder hands off with one multi, the delete of its node and the create of its next one at
+// the back; the session behind wakes on the watch's event and does the same. Alone, a session's multi
+// answer is its next hold. A recipe cannot hand off with less: it must also find what is ahead of it.
+struct ring {
+    std::string prefix;     // DIR/n-
+    std::string tail;       // the newest node: a new one queues behind it
+    std::int64_t left = 0;  // hand-offs still to make
+    bool done = false;
+    int error = ZOK;
+};
+
+struct ring_member {
+    bare_client* client = nullptr;
+    ring* r = nullptr;
+    std::string node;  // ours, queued or held
+    char created[512] = {};
+    zoo_op_t ops[2] = {};
+    zoo_op_result_t results[2] = {};
+
+    void hand_off()
+    {
+        if (r->done) return;  // (an event that the close delivers)
+        if (r->left-- <= 0) {
+            r->done = true;
+            return;
+        }
+        zoo_delete_op_init(&ops[0], node.c_str(), -1);
+        zoo_create_op_init(&ops[1], r->prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
+                           created, sizeof created);
+        client->send_one([this] { zoo_amulti(client->handle(), 2, ops, results, &ring_member::multi_done, this); });
+    }
+    // Our new node queues behind the newest one (the hand-offs are one after the other, so the answers
+    // come in the order of the creates), whose deletion we watch.
+    static void multi_done(int rc, const void* ctx)
+    {
+        auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
+        if (rc != ZOK) return m->fail(rc);
+        const std::string deleted = std::exchange(m->node, m->created);
+        const std::string ahead = std::exchange(m->r->tail, m->node);
+        if (ahead == deleted) return m->hand_off();  // alone: nobody was ahead of the new node
+        m->watch(ahead);
+    }
+    void watch(const std::string& ahead)
+    {
+        client->send_one([&] {
+            zoo_awexists(client->handle(), ahead.c_str(), &ring_member::fired, this, &ring_member::watched, this);
+        });
+    }
+    static void watched(int rc, const struct Stat*, const void* ctx)
+    {
+        auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
+        if (rc == ZNONODE) m->hand_off();  // gone before the watch was set: ours is first
+        else if (rc != ZOK) m->fail(rc);
+    }
+    static void fired(zhandle_t*, int type, int, const char*, void* ctx)
+    {
+        if (type == ZOO_DELETED_EVENT) static_cast<ring_member*>(ctx)->hand_off();
+    }
+    void fail(int rc)
+    {
+        r->error = rc;
+        r->done = true;
+    }
+};
+
+// Makes `handoffs` hand-offs between `sessions` new sessions; returns the seconds they took.
+double run_ring(const std::string& hosts, std::size_t sessions, const std::string& dir, std::int64_t handoffs)
+{
+    ring r{dir + "/n-", {}, handoffs};
+    std::vector<ring_member> members(sessions);
+    // Closed before the ring goes (declared after it): events still on their way when the last hand-off
+    // is made are delivered by the close.
+    std::vector<std::unique_ptr<bare_client>> owned;
+    std::vector<bare_client*> clients;
+    for (std::size_t i = 0; i < sessions; ++i) clients.push_back(owned.emplace_back(std::make_unique<bare_client>(hosts)).get());
+    make_dir(*clients[0], dir);
+    for (std::size_t i = 0; i < clients.size(); ++i) {  // each queues a node, in turn
+        auto& m = members[i];
+        m.client = clients[i], m.r = &r;
+        zoo_acreate(m.client->handle(), r.prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
+                    [](int rc, const char* path, const void* ctx) {
+                        auto* mm = static_cast<ring_member*>(const_cast<void*>(ctx));
+                        if (rc != ZOK) return mm->fail(rc);
+                        mm->node = path;
+                    },
+                    &m);
+        m.client->pump([&] { return !m.node.empty() || r.error != ZOK; });
+        if (r.error != ZOK) break;
+        if (i > 0) m.watch(r.tail);
+        r.tail = m.node;
+    }
+    const auto t0 = clk::now();
+    if (r.error == ZOK) members[0].hand_off();  // the first holds
+    bare_client::pump_all(clients, [&] { return r.done; });
+    const double took = seconds(clk::now() - t0);
+    if (r.error != ZOK) throw std::runtime_error(std::string("floor: a hand-off failed: ") + zerror(r.error));
+    return took;
+}
+
 }  // namespace
 
 void floor(const options& o, std::size_t n)
 {
-    constexpr std::size_t paths = 32;
+    constexpr std::size_t paths = 32, ring_sessions = 4;
     bare_client c(o.hosts);
     const auto dir = fresh_path();
     make_dir(c, dir.substr(0, dir.rfind('/')));
@@ -174,10 +303,13 @@ void floor(const options& o, std::size_t n)
     const auto count = static_cast<std::int64_t>(n);
     const double serial = run_cycles(c, dir, 1, count);
     const double pipelined = run_cycles(c, dir, paths, 20 * count);
+    const double multis = run_ring(o.hosts, 1, dir + "-alone", count);
+    const double handoffs = run_ring(o.hosts, ring_sessions, dir + "-ring", count);
+    const auto per_s = [](std::int64_t k, double s) { return static_cast<double>(k) / s; };
     std::printf("raw-c floor cycles=%zu serial_cycle_us=%.0f serial_cycles_per_s=%.0f paths=%zu pipelined_cycles=%" PRId64
-                " pipelined_cycles_per_s=%.0f\n",
-                n, 1e6 * serial / static_cast<double>(n), static_cast<double>(n) / serial, paths, 20 * count,
-                static_cast<double>(20 * count) / pipelined);
+                " pipelined_cycles_per_s=%.0f multi_cycles_per_s=%.0f ring_sessions=%zu handoffs_per_s=%.0f\n",
+                n, 1e6 * serial / static_cast<double>(n), per_s(count, serial), paths, 20 * count,
+                per_s(20 * count, pipelined), per_s(count, multis), ring_sessions, per_s(count, handoffs));
 }
 
 }  // namespace zklock_bench
