@@ -317,14 +317,16 @@ csv_lib=$(cat <<'AWK'
   }
   # Sets, for `setup`, the bare C client's figures: w (serial write, us), p (pipelined writes/s), serial_floor
   # (its serial create+delete cycles/s), paths_floor (its cycles/s on 32 paths at once), multi_floor (its
-  # serial cycles of one multi, a delete and the next create) and ring_floor (its hand-offs/s between 4
-  # sessions, each a multi and the watch event that wakes the next), or "".
+  # serial cycles of one multi, a delete and the next create), ring_floor (its hand-offs/s between 4
+  # sessions, each a multi and the watch event that wakes the next) and semaphore_floor (the same between 8
+  # sessions, each holder creating its permit and counting before it lets go), or "".
   function floors(setup) {
     w = get(setup, "raw-c", "raw", "", "serial_write_us"); p = get(setup, "raw-c", "raw", "", "pipelined_writes_per_s")
     serial_floor = get(setup, "raw-c", "floor", "", "serial_cycles_per_s")
     paths_floor = get(setup, "raw-c", "floor", "", "pipelined_cycles_per_s")
     multi_floor = get(setup, "raw-c", "floor", "", "multi_cycles_per_s")
     ring_floor = get(setup, "raw-c", "floor", "", "handoffs_per_s")
+    semaphore_floor = get(setup, "raw-c", "floor", "", "semaphore_sections_per_s")
     # One write, for the rows' floors: the faster of the serial create and half the serial create+delete
     # cycle (measured a minute apart, they have differed by half; the faster makes the floor the higher).
     wf = get(setup, "raw-c", "floor", "", "serial_cycle_us") / 2
@@ -361,19 +363,24 @@ summary_awk=$(cat <<'AWK'
   # requests with no recipe around them: an awaited cycle is a create and a delete (its serial cycle); a
   # dropped guard's delete rides with the next create, one multi a cycle (its multi loop); a hand-off
   # through ZooKeeper is the holder's multi and the watch event that wakes the next (its ring of 4
-  # sessions). Else estimated at the bare client's serial write (wf) of the same setup: a read/write round
-  # (each reader once, then the writer) is the writer's delete, then the readers'; a semaphore section is
-  # the hand-off of its internal lock. "" where none is known; sets floor_writes to what those writes are.
+  # sessions); a semaphore section is its permit's create and then, once the permits are counted, the
+  # multi that hands its internal lock on (the same ring of 8 sessions, with permits). Else estimated at
+  # the bare client's serial write (wf) of the same setup: a read/write round (each reader once, then the
+  # writer) is the writer's delete, then the readers'; a semaphore section two writes. "" where none is
+  # known; sets floor_writes to what those writes are.
   function protocol_floor(zs, zsh,   r) {
     if (zs == "uncontended" && zsh == "") { floor_writes = "2 a cycle (bare cycle)"; return serial_floor }
     if (zs == "dropped" && zsh == "" && multi_floor != "") { floor_writes = "1 a cycle (bare multis)"; return multi_floor }
     if (zs == "contended" && zsh == "4x8 local_handoff_limit=0" && ring_floor != "") {
       floor_writes = "1 a hand-off (bare ring)"; return ring_floor
     }
+    if (zs == "semaphore" && zsh == "leases=3 workers=8" && semaphore_floor != "") {
+      floor_writes = "2 a section (bare ring)"; return semaphore_floor
+    }
     if (wf + 0 <= 0) return ""
     if (zs == "dropped" && zsh == "") { floor_writes = "1 a cycle"; return 1e6 / wf }
     if (zs == "contended" && zsh == "4x8 local_handoff_limit=0") { floor_writes = "1 a hand-off"; return 1e6 / wf }
-    if (zs == "semaphore" && zsh == "leases=3 workers=8") { floor_writes = "1 a section"; return 1e6 / wf }
+    if (zs == "semaphore" && zsh == "leases=3 workers=8") { floor_writes = "2 a section"; return 1e6 / (2 * wf) }
     if (zs == "rw" && zsh ~ /^readers=[0-9]+ writers=1$/) {
       r = zsh; sub(/^readers=/, "", r); sub(/ .*/, "", r)
       floor_writes = "2 a round of " (r + 1) " sections"
@@ -551,7 +558,8 @@ chart_awk=$(cat <<'AWK'
       bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", paths_floor)
       bars("rw 4r+1w", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s", "")
       bars("rw 16r+1w", "rw", "readers=16 writers=1", "rw", "readers=16 writers=1", "sections_per_s", "")
-      bars("semaphore 3/8", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8", "sections_per_s", "")
+      bars("semaphore 3/8", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8", "sections_per_s",
+           semaphore_floor)
     }
   }
 AWK

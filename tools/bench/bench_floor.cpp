@@ -8,7 +8,9 @@
 //              guard's cycle);
 //   ring:      N hand-offs between 4 sessions queued in one directory, each a multi and the watch event
 //              that wakes the next (a hand-off through ZooKeeper, as in `contended 4 8` with
-//              local_handoff_limit=0).
+//              local_handoff_limit=0);
+//   semaphore: the same between 8 sessions, each holder also creating its permit and counting the
+//              permits before it lets the lock go (`semaphore 3 8`: SemaphoreV2's internal lock).
 // Nobody lists, and no lock is taken. A recipe cannot do a cycle or a hand-off with fewer requests.
 #include "common.hpp"
 
@@ -195,8 +197,12 @@ void make_dir(bare_client& c, const std::string& path)
 // lists. The holder hands off with one multi, the delete of its node and the create of its next one at
 // the back; the session behind wakes on the watch's event and does the same. Alone, a session's multi
 // answer is its next hold. A recipe cannot hand off with less: it must also find what is ahead of it.
+// With permits, the ring is a semaphore's internal lock (Curator's SemaphoreV2): the holder creates its
+// permit and counts the permits before its multi lets the lock go (the three in one segment, answered in
+// order), and deletes the permit once the multi has answered.
 struct ring {
     std::string prefix;     // DIR/n-
+    std::string permits;    // DIR-permits, or empty: no permits
     std::string tail;       // the newest node: a new one queues behind it
     std::int64_t left = 0;  // hand-offs still to make
     bool done = false;
@@ -206,7 +212,8 @@ struct ring {
 struct ring_member {
     bare_client* client = nullptr;
     ring* r = nullptr;
-    std::string node;  // ours, queued or held
+    std::string node;    // ours, queued or held
+    std::string permit;  // the permit it holds (with permits)
     char created[512] = {};
     zoo_op_t ops[2] = {};
     zoo_op_result_t results[2] = {};
@@ -221,7 +228,28 @@ struct ring_member {
         zoo_delete_op_init(&ops[0], node.c_str(), -1);
         zoo_create_op_init(&ops[1], r->prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
                            created, sizeof created);
-        client->send_one([this] { zoo_amulti(client->handle(), 2, ops, results, &ring_member::multi_done, this); });
+        client->send_one([this] {
+            if (!r->permits.empty()) {
+                zoo_acreate(client->handle(), (r->permits + "/p-").c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                            ZOO_EPHEMERAL | ZOO_SEQUENCE, &ring_member::permit_created, this);
+                zoo_aget_children(client->handle(), r->permits.c_str(), 0, &ring_member::counted, this);
+            }
+            zoo_amulti(client->handle(), 2, ops, results, &ring_member::multi_done, this);
+        });
+    }
+    static void permit_created(int rc, const char* path, const void* ctx)
+    {
+        auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
+        if (rc != ZOK) return m->fail(rc);
+        m->permit = path;
+    }
+    static void counted(int rc, const struct String_vector*, const void* ctx)
+    {
+        if (rc != ZOK) static_cast<ring_member*>(const_cast<void*>(ctx))->fail(rc);
+    }
+    static void permit_deleted(int rc, const void* ctx)
+    {
+        if (rc != ZOK) static_cast<ring_member*>(const_cast<void*>(ctx))->fail(rc);
     }
     // Our new node queues behind the newest one (the hand-offs are one after the other, so the answers
     // come in the order of the creates), whose deletion we watch.
@@ -229,6 +257,10 @@ struct ring_member {
     {
         auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
         if (rc != ZOK) return m->fail(rc);
+        if (!m->permit.empty())  // (answered before the multi) the section is over
+            m->client->send_one([m] {
+                zoo_adelete(m->client->handle(), m->permit.c_str(), -1, &ring_member::permit_deleted, m);
+            });
         const std::string deleted = std::exchange(m->node, m->created);
         const std::string ahead = std::exchange(m->r->tail, m->node);
         if (ahead == deleted) return m->hand_off();  // alone: nobody was ahead of the new node
@@ -257,10 +289,12 @@ struct ring_member {
     }
 };
 
-// Makes `handoffs` hand-offs between `sessions` new sessions; returns the seconds they took.
-double run_ring(const std::string& hosts, std::size_t sessions, const std::string& dir, std::int64_t handoffs)
+// Makes `handoffs` hand-offs between `sessions` new sessions, with permits or not; returns the seconds
+// they took.
+double run_ring(const std::string& hosts, std::size_t sessions, const std::string& dir, std::int64_t handoffs,
+                bool permits = false)
 {
-    ring r{dir + "/n-", {}, handoffs};
+    ring r{dir + "/n-", permits ? dir + "-permits" : "", {}, handoffs};
     std::vector<ring_member> members(sessions);
     // Closed before the ring goes (declared after it): events still on their way when the last hand-off
     // is made are delivered by the close.
@@ -268,6 +302,7 @@ double run_ring(const std::string& hosts, std::size_t sessions, const std::strin
     std::vector<bare_client*> clients;
     for (std::size_t i = 0; i < sessions; ++i) clients.push_back(owned.emplace_back(std::make_unique<bare_client>(hosts)).get());
     make_dir(*clients[0], dir);
+    if (permits) make_dir(*clients[0], r.permits);
     for (std::size_t i = 0; i < clients.size(); ++i) {  // each queues a node, in turn
         auto& m = members[i];
         m.client = clients[i], m.r = &r;
@@ -295,7 +330,7 @@ double run_ring(const std::string& hosts, std::size_t sessions, const std::strin
 
 void floor(const options& o, std::size_t n)
 {
-    constexpr std::size_t paths = 32, ring_sessions = 4;
+    constexpr std::size_t paths = 32, ring_sessions = 4, semaphore_sessions = 8;
     bare_client c(o.hosts);
     const auto dir = fresh_path();
     make_dir(c, dir.substr(0, dir.rfind('/')));
@@ -305,11 +340,14 @@ void floor(const options& o, std::size_t n)
     const double pipelined = run_cycles(c, dir, paths, 20 * count);
     const double multis = run_ring(o.hosts, 1, dir + "-alone", count);
     const double handoffs = run_ring(o.hosts, ring_sessions, dir + "-ring", count);
+    const double sections = run_ring(o.hosts, semaphore_sessions, dir + "-semaphore", count, true);
     const auto per_s = [](std::int64_t k, double s) { return static_cast<double>(k) / s; };
     std::printf("raw-c floor cycles=%zu serial_cycle_us=%.0f serial_cycles_per_s=%.0f paths=%zu pipelined_cycles=%" PRId64
-                " pipelined_cycles_per_s=%.0f multi_cycles_per_s=%.0f ring_sessions=%zu handoffs_per_s=%.0f\n",
+                " pipelined_cycles_per_s=%.0f multi_cycles_per_s=%.0f ring_sessions=%zu handoffs_per_s=%.0f"
+                " semaphore_sessions=%zu semaphore_sections_per_s=%.0f\n",
                 n, 1e6 * serial / static_cast<double>(n), per_s(count, serial), paths, 20 * count,
-                per_s(20 * count, pipelined), per_s(count, multis), ring_sessions, per_s(count, handoffs));
+                per_s(20 * count, pipelined), per_s(count, multis), ring_sessions, per_s(count, handoffs),
+                semaphore_sessions, per_s(count, sections));
 }
 
 }  // namespace zklock_bench
