@@ -540,6 +540,7 @@ chart_awk=$(cat <<'AWK'
   function bars(label, zs, zsh, ps, psh, key, floor,   i, v) {
     v[1] = get(S, "zklock", zs, zsh, key); v[2] = get(S, "curator", ps, psh, key)
     v[3] = get(S, "kazoo", ps, psh, key); v[4] = floor
+    if (v[1] == "" && v[2] == "" && v[3] == "") v[4] = ""  # a floor with nothing run beside it is not drawn
     printf "\"%s\"", label
     for (i = 1; i <= 4; i++) printf " %s", v[i] == "" ? "NaN" : v[i]
     printf "\n"
