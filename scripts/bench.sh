@@ -370,7 +370,9 @@ summary_awk=$(cat <<'AWK'
   # known; sets floor_writes to what those writes are.
   function protocol_floor(zs, zsh,   r) {
     if (zs == "uncontended" && zsh == "") { floor_writes = "2 a cycle (bare cycle)"; return serial_floor }
-    if (zs == "dropped" && zsh == "" && multi_floor != "") { floor_writes = "1 a cycle (bare multis)"; return multi_floor }
+    if (zs == "dropped" && zsh == "" && multi_floor != "") {
+      floor_writes = "1 a cycle (bare multis)"; return multi_floor
+    }
     if (zs == "contended" && zsh == "4x8 local_handoff_limit=0" && ring_floor != "") {
       floor_writes = "1 a hand-off (bare ring)"; return ring_floor
     }

@@ -1,6 +1,6 @@
 // zklock_bench floor N: what a lock cycle costs the bare ZooKeeper C client, with no recipe at all: the
-// floor that zklock's uncontended, dropped, independent and strict FIFO figures are measured against
-// (issue 22).
+// floor that zklock's uncontended, dropped, independent, strict FIFO and semaphore figures are measured
+// against (issue 22).
 //   serial:    N cycles of create(ephemeral, sequential) then delete, each waiting for its answer;
 //   pipelined: one session, PATHS paths each running such cycles back to back (20 x N cycles in all),
 //              so that PATHS creates or deletes are in flight at once, as zklock's `independent T=32`;
@@ -11,7 +11,8 @@
 //              local_handoff_limit=0);
 //   semaphore: the same between 8 sessions, each holder also creating its permit and counting the
 //              permits before it lets the lock go (`semaphore 3 8`: SemaphoreV2's internal lock).
-// Nobody lists, and no lock is taken. A recipe cannot do a cycle or a hand-off with fewer requests.
+// Nobody lists a queue, and nothing checks who holds. A recipe cannot do a cycle or a hand-off with fewer
+// requests.
 #include "common.hpp"
 
 #include <zookeeper/zookeeper.h>
@@ -199,7 +200,8 @@ void make_dir(bare_client& c, const std::string& path)
 // answer is its next hold. A recipe cannot hand off with less: it must also find what is ahead of it.
 // With permits, the ring is a semaphore's internal lock (Curator's SemaphoreV2): the holder creates its
 // permit and counts the permits before its multi lets the lock go (the three in one segment, answered in
-// order), and deletes the permit once the multi has answered.
+// order), and deletes the permit once the multi has answered. The count is asked as the protocol asks it,
+// not compared: with sections this short, at most two permits are out at once.
 struct ring {
     std::string prefix;     // DIR/n-
     std::string permits;    // DIR-permits, or empty: no permits
@@ -300,7 +302,8 @@ double run_ring(const std::string& hosts, std::size_t sessions, const std::strin
     // is made are delivered by the close.
     std::vector<std::unique_ptr<bare_client>> owned;
     std::vector<bare_client*> clients;
-    for (std::size_t i = 0; i < sessions; ++i) clients.push_back(owned.emplace_back(std::make_unique<bare_client>(hosts)).get());
+    for (std::size_t i = 0; i < sessions; ++i)
+        clients.push_back(owned.emplace_back(std::make_unique<bare_client>(hosts)).get());
     make_dir(*clients[0], dir);
     if (permits) make_dir(*clients[0], r.permits);
     for (std::size_t i = 0; i < clients.size(); ++i) {  // each queues a node, in turn
