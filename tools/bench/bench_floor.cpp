@@ -203,8 +203,9 @@ void make_dir(bare_client& c, const std::string& path)
 // order), and deletes the permit once the multi has answered. The count is asked as the protocol asks it,
 // not compared: with sections this short, at most two permits are out at once.
 struct ring {
-    std::string prefix;     // DIR/n-
-    std::string permits;    // DIR-permits, or empty: no permits
+    std::string prefix;         // DIR/n-
+    std::string permits;        // DIR-permits, or empty: no permits
+    std::string permit_prefix;  // DIR-permits/p-
     std::string tail;       // the newest node: a new one queues behind it
     std::int64_t left = 0;  // hand-offs still to make
     bool done = false;
@@ -232,36 +233,35 @@ struct ring_member {
                            created, sizeof created);
         client->send_one([this] {
             if (!r->permits.empty()) {
-                zoo_acreate(client->handle(), (r->permits + "/p-").c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE,
+                zoo_acreate(client->handle(), r->permit_prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE,
                             ZOO_EPHEMERAL | ZOO_SEQUENCE, &ring_member::permit_created, this);
                 zoo_aget_children(client->handle(), r->permits.c_str(), 0, &ring_member::counted, this);
             }
             zoo_amulti(client->handle(), 2, ops, results, &ring_member::multi_done, this);
         });
     }
+    // The C client's callbacks carry the member as their context.
+    static ring_member* of(const void* ctx) { return static_cast<ring_member*>(const_cast<void*>(ctx)); }
     static void permit_created(int rc, const char* path, const void* ctx)
     {
-        auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
-        if (rc != ZOK) return m->fail(rc);
-        m->permit = path;
+        if (rc != ZOK) return of(ctx)->fail(rc);
+        of(ctx)->permit = path;
     }
-    static void counted(int rc, const struct String_vector*, const void* ctx)
+    // The count and the permit's delete: their answers matter only when they fail.
+    static void answered(int rc, const void* ctx)
     {
-        if (rc != ZOK) static_cast<ring_member*>(const_cast<void*>(ctx))->fail(rc);
+        if (rc != ZOK) of(ctx)->fail(rc);
     }
-    static void permit_deleted(int rc, const void* ctx)
-    {
-        if (rc != ZOK) static_cast<ring_member*>(const_cast<void*>(ctx))->fail(rc);
-    }
+    static void counted(int rc, const struct String_vector*, const void* ctx) { answered(rc, ctx); }
     // Our new node queues behind the newest one (the hand-offs are one after the other, so the answers
     // come in the order of the creates), whose deletion we watch.
     static void multi_done(int rc, const void* ctx)
     {
-        auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
+        auto* m = of(ctx);
         if (rc != ZOK) return m->fail(rc);
         if (!m->permit.empty())  // (answered before the multi) the section is over
             m->client->send_one([m] {
-                zoo_adelete(m->client->handle(), m->permit.c_str(), -1, &ring_member::permit_deleted, m);
+                zoo_adelete(m->client->handle(), m->permit.c_str(), -1, &ring_member::answered, m);
             });
         const std::string deleted = std::exchange(m->node, m->created);
         const std::string ahead = std::exchange(m->r->tail, m->node);
@@ -276,9 +276,8 @@ struct ring_member {
     }
     static void watched(int rc, const struct Stat*, const void* ctx)
     {
-        auto* m = static_cast<ring_member*>(const_cast<void*>(ctx));
-        if (rc == ZNONODE) m->hand_off();  // gone before the watch was set: ours is first
-        else if (rc != ZOK) m->fail(rc);
+        if (rc == ZNONODE) of(ctx)->hand_off();  // gone before the watch was set: ours is first
+        else if (rc != ZOK) of(ctx)->fail(rc);
     }
     static void fired(zhandle_t*, int type, int, const char*, void* ctx)
     {
@@ -296,7 +295,7 @@ struct ring_member {
 double run_ring(const std::string& hosts, std::size_t sessions, const std::string& dir, std::int64_t handoffs,
                 bool permits = false)
 {
-    ring r{dir + "/n-", permits ? dir + "-permits" : "", {}, handoffs};
+    ring r{dir + "/n-", permits ? dir + "-permits" : "", dir + "-permits/p-", {}, handoffs};
     std::vector<ring_member> members(sessions);
     // Closed before the ring goes (declared after it): events still on their way when the last hand-off
     // is made are delivered by the close.
@@ -311,9 +310,8 @@ double run_ring(const std::string& hosts, std::size_t sessions, const std::strin
         m.client = clients[i], m.r = &r;
         zoo_acreate(m.client->handle(), r.prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
                     [](int rc, const char* path, const void* ctx) {
-                        auto* mm = static_cast<ring_member*>(const_cast<void*>(ctx));
-                        if (rc != ZOK) return mm->fail(rc);
-                        mm->node = path;
+                        if (rc != ZOK) return ring_member::of(ctx)->fail(rc);
+                        ring_member::of(ctx)->node = path;
                     },
                     &m);
         m.client->pump([&] { return !m.node.empty() || r.error != ZOK; });
