@@ -48,7 +48,7 @@ tic_label(s) = words(s) < 2 ? s : word(s, 1) . "\n" . s[strlen(word(s, 1)) + 2:]
 nothing_ran(unused) = strcol(2) eq "NaN" && strcol(3) eq "NaN" && strcol(4) eq "NaN" && strcol(5) eq "NaN"
 
 floor_note = "floor: the bare C client, the row's requests with no recipe (uncontended: create + delete; " . \
-             "dropped: multis; independent: 32 paths at once; semaphore: 8 sessions)"
+             "dropped: multis; independent: 32 paths at once; rw: create, listing, delete; semaphore: 8 sessions)"
 set multiplot layout panels, 1 title ARG3 . "\n" . floor_note font ",12"
 # Per panel: the four sets of bars, each bar's figure above it, and the groups' names under them (with
 # "not run" over a group that has no figure at all).

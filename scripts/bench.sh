@@ -318,8 +318,9 @@ csv_lib=$(cat <<'AWK'
   # Sets, for `setup`, the bare C client's figures: w (serial write, us), p (pipelined writes/s), serial_floor
   # (its serial create+delete cycles/s), paths_floor (its cycles/s on 32 paths at once), multi_floor (its
   # serial cycles of one multi, a delete and the next create), ring_floor (its hand-offs/s between 4
-  # sessions, each a multi and the watch event that wakes the next) and semaphore_floor (the same between 8
-  # sessions, each holder creating its permit and counting before it lets go), or "".
+  # sessions, each a multi and the watch event that wakes the next), semaphore_floor (the same between 8
+  # sessions, each holder creating its permit and counting before it lets go) and rw4_floor, rw16_floor
+  # (its sections/s of the read/write lock's protocol, 4 or 16 readers and a writer), or "".
   function floors(setup) {
     w = get(setup, "raw-c", "raw", "", "serial_write_us"); p = get(setup, "raw-c", "raw", "", "pipelined_writes_per_s")
     serial_floor = get(setup, "raw-c", "floor", "", "serial_cycles_per_s")
@@ -327,6 +328,8 @@ csv_lib=$(cat <<'AWK'
     multi_floor = get(setup, "raw-c", "floor", "", "multi_cycles_per_s")
     ring_floor = get(setup, "raw-c", "floor", "", "handoffs_per_s")
     semaphore_floor = get(setup, "raw-c", "floor", "", "semaphore_sections_per_s")
+    rw4_floor = get(setup, "raw-c", "floor", "", "rw_4r1w_sections_per_s")
+    rw16_floor = get(setup, "raw-c", "floor", "", "rw_16r1w_sections_per_s")
     # One write, for the rows' floors: the faster of the serial create and half the serial create+delete
     # cycle (measured a minute apart, they have differed by half; the faster makes the floor the higher).
     wf = get(setup, "raw-c", "floor", "", "serial_cycle_us") / 2
@@ -364,7 +367,8 @@ summary_awk=$(cat <<'AWK'
   # dropped guard's delete rides with the next create, one multi a cycle (its multi loop); a hand-off
   # through ZooKeeper is the holder's multi and the watch event that wakes the next (its ring of 4
   # sessions); a semaphore section is its permit's create and then, once the permits are counted, the
-  # multi that hands its internal lock on (the same ring of 8 sessions, with permits). Else estimated at
+  # multi that hands its internal lock on (the same ring of 8 sessions, with permits); a read/write section
+  # is a create, listed behind it, and the awaited delete (its rw workers, a session each). Else estimated at
   # the bare client's serial write (wf) of the same setup: a read/write round (each reader once, then the
   # writer) is the writer's delete, then the readers'; a semaphore section two writes. "" where none is
   # known; sets floor_writes to what those writes are.
@@ -378,6 +382,12 @@ summary_awk=$(cat <<'AWK'
     }
     if (zs == "semaphore" && zsh == "leases=3 workers=8" && semaphore_floor != "") {
       floor_writes = "2 a section (bare ring)"; return semaphore_floor
+    }
+    if (zs == "rw" && zsh == "readers=4 writers=1" && rw4_floor != "") {
+      floor_writes = "2 a section (bare rw)"; return rw4_floor
+    }
+    if (zs == "rw" && zsh == "readers=16 writers=1" && rw16_floor != "") {
+      floor_writes = "2 a section (bare rw)"; return rw16_floor
     }
     if (wf + 0 <= 0) return ""
     if (zs == "dropped" && zsh == "") { floor_writes = "1 a cycle"; return 1e6 / wf }
@@ -559,8 +569,8 @@ chart_awk=$(cat <<'AWK'
       bars("contended 4x8", "contended", "4x8", "contended", "4x8", "sections_per_s", "")
       bars("contended 1x32", "contended", "1x32", "contended", "1x32", "sections_per_s", "")
       bars("independent T=32", "independent", "T=32", "independent", "T=32", "cycles_per_s", paths_floor)
-      bars("rw 4r+1w", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s", "")
-      bars("rw 16r+1w", "rw", "readers=16 writers=1", "rw", "readers=16 writers=1", "sections_per_s", "")
+      bars("rw 4r+1w", "rw", "readers=4 writers=1", "rw", "readers=4 writers=1", "sections_per_s", rw4_floor)
+      bars("rw 16r+1w", "rw", "readers=16 writers=1", "rw", "readers=16 writers=1", "sections_per_s", rw16_floor)
       bars("semaphore 3/8", "semaphore", "leases=3 workers=8", "semaphore", "leases=3 workers=8", "sections_per_s",
            semaphore_floor)
     }

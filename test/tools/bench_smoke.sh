@@ -43,7 +43,7 @@ expect "cancel waiters=200 " cancel 200
 expect "violations=0" rw 2 1 60
 expect "violations=0" --sessions 1 semaphore 2 4 60
 expect "violations=0" --hold-us 1000 semaphore 2 4 40
-expect "ring_sessions=4 handoffs_per_s=[0-9]* semaphore_sessions=8 semaphore_sections_per_s=" floor 20
+expect "ring_sessions=4 handoffs_per_s=[0-9]* semaphore_sessions=8 semaphore_sections_per_s=[0-9]* rw_4r1w_sections_per_s=[0-9]* rw_16r1w_sections_per_s=[0-9]" floor 20
 # The library's own counts of the scenario's acquires (after its warm-ups), and none with --no-stats.
 expect "lib_granted=20 " uncontended 20
 expect "lib_granted=40 " independent 4 40

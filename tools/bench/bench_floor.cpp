@@ -10,24 +10,15 @@
 //              that wakes the next (a hand-off through ZooKeeper, as in `contended 4 8` with
 //              local_handoff_limit=0);
 //   semaphore: the same between 8 sessions, each holder also creating its permit and counting the
-//              permits before it lets the lock go (`semaphore 3 8`: SemaphoreV2's internal lock).
-// Nobody lists a queue, and nothing checks who holds. A recipe cannot do a cycle or a hand-off with fewer
-// requests.
-#include "common.hpp"
+//              permits before it lets the lock go (`semaphore 3 8`: SemaphoreV2's internal lock);
+//   rw:        N sections of `rw 4 1` and of `rw 16 1`, the read/write lock's protocol (bench_floor_rw.cpp).
+// Nobody lists a queue but the read/write lock, and nothing checks who holds. A recipe cannot do a cycle or
+// a hand-off with fewer requests.
+#include "bare_client.hpp"
 
-#include <zookeeper/zookeeper.h>
-
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-
-#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,87 +27,6 @@
 namespace zklock_bench {
 
 namespace {
-
-// The C client on this thread, pumped by poll(2) until `done()` says so.
-class bare_client {
-public:
-    explicit bare_client(const std::string& hosts)
-    {
-        zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-        zh_ = zookeeper_init(hosts.c_str(), &bare_client::on_event, 30000, nullptr, this, 0);
-        if (!zh_) throw std::runtime_error("floor: zookeeper_init failed");
-        pump([this] { return connected_; });
-    }
-    ~bare_client() { zookeeper_close(zh_); }
-    bare_client(const bare_client&) = delete;
-    bare_client& operator=(const bare_client&) = delete;
-
-    zhandle_t* handle() const { return zh_; }
-
-    /// Makes one request by `call()`, sent as one TCP segment. The C client writes a request as two sends
-    /// (its length, then its body) on a TCP_NODELAY socket: two segments, and the server's selector may
-    /// wake for each. zklock corks its socket for a turn's requests; corked here too, the floor is the
-    /// server's and not the C client's way of writing (uncorked, zklock's awaited cycle ran at 131-133%
-    /// of this floor in the jobs of 2026-11-27 08:46 and 08:50).
-    template <class Call>
-    void send_one(Call call)
-    {
-        const int on = 1, off = 0;
-        if (fd_ >= 0) ::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-        call();
-        if (fd_ >= 0) ::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-    }
-
-    template <class Done>
-    void pump(Done done)
-    {
-        bare_client* one[] = {this};
-        pump_all(one, done);
-    }
-
-    /// Runs the C clients of `clients` (on this thread) until `done()` says so.
-    template <class Done>
-    static void pump_all(std::span<bare_client* const> clients, Done done)
-    {
-        const auto give_up = clk::now() + std::chrono::seconds(120);
-        std::vector<pollfd> p(clients.size());
-        while (!done()) {
-            if (clk::now() > give_up) throw std::runtime_error("floor: no answer from ZooKeeper in 120 s");
-            int wait_ms = 1000;
-            for (std::size_t i = 0; i < clients.size(); ++i) {
-                int fd = -1, interest = 0;
-                timeval tv{};
-                zookeeper_interest(clients[i]->zh_, &fd, &interest, &tv);
-                clients[i]->fd_ = fd;
-                p[i] = {fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
-                                               ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)),
-                        0};
-                wait_ms = std::min(wait_ms, static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
-            }
-            ::poll(p.data(), p.size(), wait_ms);
-            for (std::size_t i = 0; i < clients.size(); ++i) {
-                zhandle_t* zh = clients[i]->zh_;
-                zookeeper_process(zh, ((p[i].revents & POLLIN) ? ZOOKEEPER_READ : 0) |
-                                          ((p[i].revents & POLLOUT) ? ZOOKEEPER_WRITE : 0));
-                // It reads one answer per call: the answers already in the socket are read before polling
-                // again, as zklock's pump does, so that the floor is the server's and not this loop's.
-                int available = 0;
-                while (p[i].fd >= 0 && ::ioctl(p[i].fd, FIONREAD, &available) == 0 && available > 0 &&
-                       zookeeper_process(zh, ZOOKEEPER_READ) == ZOK) {
-                }
-            }
-        }
-    }
-
-private:
-    static void on_event(zhandle_t*, int, int state, const char*, void* ctx)
-    {
-        if (state == ZOO_CONNECTED_STATE) static_cast<bare_client*>(ctx)->connected_ = true;
-    }
-    zhandle_t* zh_ = nullptr;
-    int fd_ = -1;  // the C client's socket at the last look (requests are made between looks)
-    bool connected_ = false;
-};
 
 // One path's cycles: create, then delete what was created, then again, until `left` runs out.
 struct path_cycles {
@@ -173,23 +83,6 @@ double run_cycles(bare_client& c, const std::string& dir, std::size_t paths, std
     for (const auto& p : each)
         if (p.error != ZOK) throw std::runtime_error(std::string("floor: a request failed: ") + zerror(p.error));
     return seconds(clk::now() - t0);
-}
-
-// Creates the persistent node `path` (it may exist already).
-void make_dir(bare_client& c, const std::string& path)
-{
-    struct answer {
-        int rc = ZOK;
-        bool in = false;
-    } a;
-    zoo_acreate(c.handle(), path.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0,
-                [](int rc, const char*, const void* ctx) {
-                    auto* r = static_cast<answer*>(const_cast<void*>(ctx));
-                    r->rc = rc, r->in = true;
-                },
-                &a);
-    c.pump([&] { return a.in; });
-    if (a.rc != ZOK && a.rc != ZNODEEXISTS) throw std::runtime_error("floor: cannot create " + path + ": " + zerror(a.rc));
 }
 
 // --- Hand-offs through ZooKeeper with no recipe: the floor of strict FIFO, and with one session the floor
@@ -342,13 +235,16 @@ void floor(const options& o, std::size_t n)
     const double multis = run_ring(o.hosts, 1, dir + "-alone", count);
     const double handoffs = run_ring(o.hosts, ring_sessions, dir + "-ring", count);
     const double sections = run_ring(o.hosts, semaphore_sessions, dir + "-semaphore", count, true);
+    const double rw4 = run_rw_floor(o.hosts, dir + "-rw4", 4, 1, count);
+    const double rw16 = run_rw_floor(o.hosts, dir + "-rw16", 16, 1, count);
     const auto per_s = [](std::int64_t k, double s) { return static_cast<double>(k) / s; };
     std::printf("raw-c floor cycles=%zu serial_cycle_us=%.0f serial_cycles_per_s=%.0f paths=%zu pipelined_cycles=%" PRId64
                 " pipelined_cycles_per_s=%.0f multi_cycles_per_s=%.0f ring_sessions=%zu handoffs_per_s=%.0f"
-                " semaphore_sessions=%zu semaphore_sections_per_s=%.0f\n",
+                " semaphore_sessions=%zu semaphore_sections_per_s=%.0f rw_4r1w_sections_per_s=%.0f"
+                " rw_16r1w_sections_per_s=%.0f\n",
                 n, 1e6 * serial / static_cast<double>(n), per_s(count, serial), paths, 20 * count,
                 per_s(20 * count, pipelined), per_s(count, multis), ring_sessions, per_s(count, handoffs),
-                semaphore_sessions, per_s(count, sections));
+                semaphore_sessions, per_s(count, sections), per_s(count, rw4), per_s(count, rw16));
 }
 
 }  // namespace zklock_bench
