@@ -66,9 +66,10 @@ public:
      * executor, never inside the initiating call.
      *
      * @par Per-operation cancellation
-     * Terminal, partial and total alike complete it at once with `operation_aborted`; the node is deleted
-     * in the background all the same (or goes with the session), so the next candidate still leads. No
-     * type is refused. A signal after the completion does nothing.
+     * Terminal and partial complete it at once with `operation_aborted`; the node is deleted in the
+     * background all the same (or goes with the session), so the next candidate still leads. Total is
+     * ignored, as by guard::release (a resignation cannot be undone): it completes with its real result.
+     * A signal after the completion does nothing.
      *
      * @par Errors
      * Success once the node is deleted (a node already gone counts as deleted). The loss reason when the

@@ -248,9 +248,11 @@ public:
      * never inside this call.
      *
      * @par Per-operation cancellation
-     * Terminal, partial and total alike complete it at once with `operation_aborted`; the node is deleted in
-     * the background all the same (or goes with the session), and the lock passes on as it would have. The
-     * guard stays empty. A signal after the completion does nothing.
+     * Terminal and partial complete it at once with `operation_aborted`; the node is deleted in the
+     * background all the same (or goes with the session), and the lock passes on as it would have. The
+     * guard stays empty. Total is ignored: a release cannot be undone, and a total cancellation promises
+     * that the operation had no effect; the release completes with its real result (after a reconnect,
+     * when the connection was down). A signal after the completion does nothing.
      *
      * @par Errors
      * Success, also at once when the lock passes to another coroutine of this session, when others of this

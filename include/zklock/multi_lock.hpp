@@ -221,10 +221,10 @@ public:
      * (`asio::bind_executor`) to be called on it.
      *
      * @par Per-operation cancellation
-     * Terminal, partial and total alike (as for guard::release; the operation lets every type through):
-     * the release under way completes at once with `operation_aborted`, and so does the whole; that lock
-     * and those not yet released are released in the background all the same. A signal after the
-     * completion does nothing.
+     * Terminal and partial (as for guard::release; the operation lets both through): the release under
+     * way completes at once with `operation_aborted`, and so does the whole; that lock and those not yet
+     * released are released in the background all the same. Total is ignored, as by guard::release: the
+     * release completes with its real result. A signal after the completion does nothing.
      *
      * @par Errors
      * Success when every lock was released cleanly; else the first error met in the order of release (the
@@ -253,7 +253,8 @@ public:
             [owner = this, guards = std::vector<guard>{}, first = error_code{}, started = false](
                 auto& self, error_code ec = {}) mutable {
                 if (!started) {
-                    self.reset_cancellation_state(asio::enable_total_cancellation());
+                    // Terminal and partial reach each guard::release; total is filtered out, as there.
+                    self.reset_cancellation_state(asio::enable_partial_cancellation());
                     guards = std::exchange(owner->guards_, {});
                     if (guards.empty()) {  // nothing to release: complete, but never inside the initiating call
                         started = true;

@@ -96,6 +96,12 @@ inline expect as_write(asio::cancellation_type t, stage at)
     if (at == stage::before_send) return expect::aborted;
     return t == asio::cancellation_type::total ? expect::ignored : expect::aborted;
 }
+/// A release's: it cannot be undone, so total is ignored at every stage (terminal and partial end the wait).
+inline expect as_release(asio::cancellation_type t, stage at)
+{
+    if (at == stage::completed) return expect::nothing;
+    return t == asio::cancellation_type::total ? expect::ignored : expect::aborted;
+}
 /// The rows of every verb of a table, `rows_of(verb)` each.
 template <class Verbs, class RowsOf>
 std::vector<row> table_rows(const Verbs& verbs, RowsOf rows_of)

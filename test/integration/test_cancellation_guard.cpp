@@ -1,5 +1,6 @@
-// The cancellation table of what a holder does with its guard, against a real ZooKeeper: releases and the
-// waits (loss, revocation, a waiter's place) honour every type; a lease extension never waits, so a
+// The cancellation table of what a holder does with its guard, against a real ZooKeeper: releases honour
+// terminal and partial and ignore total (a release cannot be undone); the waits (loss, revocation, a
+// waiter's place) honour every type; a lease extension never waits, so a
 // signal changes nothing; a late signal does nothing. Each case checks the nodes left and that the
 // session still works.
 #define BOOST_TEST_MODULE zklock cancellation: guards
@@ -60,7 +61,7 @@ bool of_multi(const guard_verb& v) { return std::string_view(v.name).starts_with
 std::vector<row> guard_rows()
 {
     return table_rows(verbs(), [](const guard_verb& v) {
-        return is_release(v) ? rows_for(v.name, {stage::disconnected, stage::in_flight, stage::completed}, as_undoable)
+        return is_release(v) ? rows_for(v.name, {stage::disconnected, stage::in_flight, stage::completed}, as_release)
                              : rows_for(v.name, {stage::queued, stage::completed}, as_undoable);
     });
 }

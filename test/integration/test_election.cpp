@@ -1,5 +1,6 @@
 // Leader election on a real ZooKeeper: one leader at a time among five candidates (from their own logs,
-// with their terms' tokens), resign hands over at once, a timeout or a cancellation leaves no node, a
+// with their terms' tokens), resign hands over at once (and ignores total cancellation, which it cannot
+// honour), a timeout or a cancellation leaves no node, a
 // deposed leader is told and cannot proclaim, observers follow every change in order and name the same
 // leader as the candidates, and bad ids and mixed directories are refused.
 #define BOOST_TEST_MODULE zklock election
@@ -150,6 +151,42 @@ BOOST_AUTO_TEST_CASE(a_timeout_or_a_cancellation_leaves_no_node)
         BOOST_TEST((co_await leader_of(ss[1], path)).id == "a");
         co_await la.resign(use_awaitable);
         BOOST_TEST((co_await children(ss[0], path)).empty());
+    });
+}
+
+// A resignation's cancellation: terminal and partial complete it at once with operation_aborted, total is
+// ignored (it cannot be undone) and it completes with its real result; the term ends either way, and the
+// next candidate leads.
+BOOST_AUTO_TEST_CASE(a_resignation_honours_terminal_and_partial_and_ignores_total)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    const auto path = unique_path("election-resign-cancel");
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        election a(ss[0], path, "a"), b(ss[1], path, "b");
+        for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial, asio::cancellation_type::total}) {
+            auto la = co_await a.campaign(5s, use_awaitable);
+            std::optional<boost::system::error_code> next_led;
+            b.campaign(5s, [&](boost::system::error_code e, leadership l) {
+                next_led = e;
+                if (!e) l.resign(asio::detached);
+            });
+            BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return (co_await children(ss[0], path)).size() == 2u; }));
+            asio::cancellation_signal sig;
+            std::optional<boost::system::error_code> got;
+            // On the session's executor the delete is sent at once; its answer cannot come before the signal.
+            la.resign(asio::bind_cancellation_slot(sig.slot(), [&](boost::system::error_code e) { got = e; }));
+            sig.emit(type);
+            BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return got.has_value(); }));
+            if (type == asio::cancellation_type::total) BOOST_TEST(!*got, "total ignored: " << got->message());
+            else BOOST_TEST(*got == asio::error::operation_aborted, got->message());
+            BOOST_TEST(!la, "the leadership is empty once the resignation is initiated");
+            BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return next_led.has_value(); }));
+            BOOST_TEST(!*next_led, "the next candidate leads: " << next_led->message());
+            BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return (co_await children(ss[0], path)).empty(); }),
+                       "no node is left behind");
+        }
     });
 }
 

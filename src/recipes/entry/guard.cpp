@@ -21,9 +21,12 @@ void async_release(std::shared_ptr<lock_base> q, std::uint64_t holder, handler<>
     auto ex = q->s->ex;
     auto slot = asio::get_associated_cancellation_slot(h);
     auto done = std::make_shared<pending_release>(std::move(h));
-    // Cancellation completes the release at once; the node is deleted in the background all the same.
+    // Terminal and partial complete the release at once; the node is deleted in the background all the
+    // same. Total is ignored: a release cannot be undone, and total promises no side effect.
     if (slot.is_connected())
-        slot.assign([w = std::weak_ptr<pending_release>(done), s = std::weak_ptr<session_impl>(q->s), ex](asio::cancellation_type) {
+        slot.assign([w = std::weak_ptr<pending_release>(done), s = std::weak_ptr<session_impl>(q->s), ex](asio::cancellation_type t) {
+            if ((t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) == asio::cancellation_type::none)
+                return;
             asio::post(ex, [w, s] {
                 auto d = w.lock();
                 auto ss = s.lock();
