@@ -47,7 +47,8 @@ tic_label(s) = words(s) < 2 ? s : word(s, 1) . "\n" . s[strlen(word(s, 1)) + 2:]
 # A row with no figure at all (gnuplot functions take an argument: this one is unused).
 nothing_ran(unused) = strcol(2) eq "NaN" && strcol(3) eq "NaN" && strcol(4) eq "NaN" && strcol(5) eq "NaN"
 
-floor_note = "floor: the bare C client, the row's requests with no recipe (uncontended: create + delete; " . \
+# Two lines: one would run off the chart's sides.
+floor_note = "floor: the bare C client, the row's requests with no recipe (uncontended: create + delete;\n" . \
              "dropped: multis; independent: 32 paths at once; rw: create, listing, delete; semaphore: 8 sessions)"
 set multiplot layout panels, 1 title ARG3 . "\n" . floor_note font ",12"
 # Per panel: the four sets of bars, each bar's figure above it, and the groups' names under them (with
