@@ -100,6 +100,8 @@ BOOST_AUTO_TEST_CASE(a_holder_on_a_frozen_follower_is_told_before_anyone_else_ho
             // The other client sees the holder's node go (the leader expired the session): the earliest
             // moment anyone could hold, without the listing its acquire then needs.
             zklock::watch gone;
+            // Its server may not have applied the holder's create yet (another server's write): a sync first.
+            co_await other.async_sync(g.node(), use_awaitable);
             BOOST_REQUIRE((co_await other.async_exists(g.node(), gone, use_awaitable)).has_value());
             asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
                 auto [ec, ev] = co_await gone.async_wait(tuple_awaitable);
