@@ -425,12 +425,16 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
     // The slot is cleared on the handler's own executor: that is where its owner emits the signal (a
     // caller's strand, often not the session's), and a slot may only be touched there. Until then `h`
     // keeps work outstanding on that executor (see handler), and lets it go there, after it ran.
+    // A handler of a coroutine on this io_context and thread runs here at once, as the dispatch would run
+    // it, without the dispatch's wrapping of the call (an allocation per completion).
     asio::post(ex, [h = std::move(h), ec, ... a = std::move(args)]() mutable {
-        auto target = asio::get_associated_executor(h);
-        asio::dispatch(target, [h = std::move(h), ec, ... b = std::move(a)]() mutable {
-            if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected()) slot.clear();
-            std::move(h)(ec, std::move(b)...);
-        });
+        auto run = [ec](handler<Args...>& hh, Args&&... b) {
+            if (auto slot = asio::get_associated_cancellation_slot(hh); slot.is_connected()) slot.clear();
+            std::move(hh)(ec, std::move(b)...);
+        };
+        if (h.runs_inline_here()) return run(h, std::move(a)...);
+        auto target = h.executor();
+        asio::dispatch(target, [h = std::move(h), run, ... b = std::move(a)]() mutable { run(h, std::move(b)...); });
     });
 }
 

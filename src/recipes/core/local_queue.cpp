@@ -79,6 +79,24 @@ void local_queue::grant_available(actions& out)
     fail_one_looks(out);  // the lock is taken now (or the readers' bound is reached)
 }
 
+void local_queue::add_holder(std::uint64_t holder)
+{
+    if (spare_holder_.empty()) {
+        holders_.insert(holder);
+        return;
+    }
+    spare_holder_.value() = holder;
+    holders_.insert(std::move(spare_holder_));
+}
+
+bool local_queue::remove_holder(std::uint64_t holder)
+{
+    auto node = holders_.extract(holder);
+    if (node.empty()) return false;
+    if (spare_holder_.empty()) spare_holder_ = std::move(node);
+    return true;
+}
+
 void local_queue::grant(actions& out)
 {
     const auto it = waiters_.begin();
@@ -86,7 +104,7 @@ void local_queue::grant(actions& out)
     if (it->second) one_looks_.erase(id);
     waiters_.erase(it);
     const auto holder = ++holder_gen_;
-    holders_.insert(holder);
+    add_holder(holder);
     out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
     out.push_back({.what = type::arm_loss_clock});
     // The node's first hold, whenever it comes (at once, on reconnect, after a confirmed touch).
@@ -150,7 +168,7 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
         cut_off_.erase(it);
         return out;
     }
-    if (holders_.erase(holder) == 0) {
+    if (!remove_holder(holder)) {
         out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
         return out;
     }
@@ -205,7 +223,7 @@ std::uint64_t local_queue::enter(std::uint64_t holder, error_code* why)
         return 0;
     }
     const auto h = ++holder_gen_;
-    holders_.insert(h);
+    add_holder(h);
     ++grants_;
     return h;
 }

@@ -11,6 +11,7 @@
 
 #include "listener_index.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstdint>
@@ -57,7 +58,8 @@ struct queue_action {
 
 class local_queue {
 public:
-    using actions = std::vector<queue_action>;
+    /// Inline for the few actions of a usual event: an event is stepped for every grant and release.
+    using actions = boost::container::small_vector<queue_action, 6>;
     struct options {
         bool shared = false;            ///< waiters may hold together (readers)
         std::size_t handoff_limit = 10; ///< local grants per node after the first
@@ -176,6 +178,10 @@ private:
     void maybe_abandon(actions& out);
     void report_lost(actions& out, error_code ec);
     void drop_contender() noexcept;
+    /// holders_ keeps the node of the last hold that ended for the next one: a local hand-off then
+    /// allocates nothing for its holder.
+    void add_holder(std::uint64_t holder);
+    bool remove_holder(std::uint64_t holder);
 
     options opts_;
     bool connected_ = false;
@@ -183,6 +189,7 @@ private:
     std::map<std::uint64_t, bool> waiters_;  // id -> one look; ids increase, so begin() waited longest
     std::set<std::uint64_t> one_looks_;      // the one-look waiters among them (failing them walks only these)
     std::set<std::uint64_t> holders_;
+    std::set<std::uint64_t>::node_type spare_holder_;
     std::map<std::uint64_t, error_code> cut_off_;  // holders cut off from the node, and why, until they release
     std::uint64_t holder_gen_ = 0;
     bool contender_ = false, node_held_ = false, queued_ = false;
