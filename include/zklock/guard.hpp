@@ -62,6 +62,12 @@ public:
     /// Made by the lock recipes when they grant an acquire (`q` is their internal state); applications get
     /// their guards from an acquire.
     guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::string node, fencing_token token)
+        : guard(std::move(q), holder, std::make_shared<const std::string>(std::move(node)), token)
+    {
+    }
+    /// As above, with the node's name shared by every guard granted on it (a local grant copies no string).
+    guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::shared_ptr<const std::string> node,
+          fencing_token token)
         : queue_(std::move(q)), holder_(holder), node_(std::move(node)), token_(token)
     {
     }
@@ -91,7 +97,11 @@ public:
     explicit operator bool() const noexcept { return owns_lock(); }
 
     /// The full path of the lock node ("/locks/x/_c_<uuid>-lock-0000000007").
-    const std::string& node() const noexcept { return node_; }
+    const std::string& node() const noexcept
+    {
+        static const std::string none;
+        return node_ ? *node_ : none;
+    }
     /// This hold's fencing token (the lock node's creation zxid and the count of local hand-offs; see
     /// fencing_token), for a resource to reject writes from holders that came before.
     fencing_token token() const noexcept { return token_; }
@@ -394,7 +404,7 @@ public:
     }
 
 private:
-    friend detail::hold_ref hold_of(const guard& g) { return {g.queue_, g.holder_, g.node_}; }
+    friend detail::hold_ref hold_of(const guard& g) { return {g.queue_, g.holder_, g.node()}; }
     void reset() noexcept
     {
         if (queue_) detail::release_detached(std::exchange(queue_, nullptr), holder_);
@@ -402,7 +412,7 @@ private:
 
     std::shared_ptr<detail::lock_base> queue_;
     std::uint64_t holder_ = 0;
-    std::string node_;
+    std::shared_ptr<const std::string> node_;  // immutable, so read from any thread
     fencing_token token_;
 };
 

@@ -132,7 +132,7 @@ guard lock_queue::enter(std::uint64_t holder, error_code& why)
         return guard{};
     }
     if (auto end = lease_end(holder)) start_lease(h, *end);  // a second hold ends with the first one's lease
-    return guard(shared_from_this(), h, current_->node(), fencing_token{current_->zxid(), seq});
+    return guard(shared_from_this(), h, granted_node(), fencing_token{current_->zxid(), seq});
 }
 
 void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
@@ -307,7 +307,16 @@ std::shared_ptr<contender> lock_queue::drop_contender()
 {
     if (current_) s->release_keepalive();  // the session's keepalive is no longer needed for it
     clock().stop_own_watch();
+    granted_node_.reset();
     return std::exchange(current_, nullptr);
+}
+
+const std::shared_ptr<const std::string>& lock_queue::granted_node()
+{
+    // Compared, not only made once a contender: the name is the node's, whichever node that is.
+    if (!granted_node_ || *granted_node_ != current_->node())
+        granted_node_ = std::make_shared<const std::string>(current_->node());
+    return granted_node_;
 }
 
 void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at, bool local_grant,
@@ -346,7 +355,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
                 start_lease(a.holder, at + *it->second.lease);
             meter.hold_started(a.holder, at);
             complete_waiter(a.id, {},
-                            guard(shared_from_this(), a.holder, current_->node(), fencing_token{current_->zxid(), a.seq}),
+                            guard(shared_from_this(), a.holder, granted_node(), fencing_token{current_->zxid(), a.seq}),
                             at, a.seq > 0, fencing_token{current_->zxid(), a.seq});
             publish_lease();
             break;

@@ -126,6 +126,9 @@ private:
     watch queue_watch_;
     std::map<std::uint64_t, std::pair<std::size_t, handler<std::size_t>>> place_waiters_;
     std::shared_ptr<contender> current_;
+    /// The current node's name, shared by the guards granted on it (made at its first grant).
+    const std::shared_ptr<const std::string>& granted_node();
+    std::shared_ptr<const std::string> granted_node_;
     /// The sequence number of the current node, if it has one yet.
     std::optional<std::int32_t> current_sequence() const;
     // A key taken again and again creates its next node without the listing when the create's
