@@ -433,7 +433,9 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
             std::move(hh)(ec, std::move(b)...);
         };
         if (h.runs_inline_here()) return run(h, std::move(a)...);
-        auto target = h.executor();
+        // Untracked: once `h` has moved on, nothing here may hold its context's work (its owner may
+        // destroy that context as soon as `h` has run, while this copy would still be going away here).
+        auto target = asio::prefer(h.executor(), asio::execution::outstanding_work.untracked);
         asio::dispatch(target, [h = std::move(h), run, ... b = std::move(a)]() mutable { run(h, std::move(b)...); });
     });
 }

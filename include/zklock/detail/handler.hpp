@@ -34,7 +34,10 @@ public:
     using base = boost::asio::any_completion_handler<void(boost::system::error_code, Args...)>;
 
     handler() = default;
-    handler(base&& b) : base(std::move(b)) { track_work(); }
+    handler(base&& b) : base(std::move(b))
+    {
+        if (*this) work_ = tracked(boost::asio::get_associated_executor(static_cast<const base&>(*this)));
+    }
     template <class H>
         requires(!std::is_base_of_v<base, std::decay_t<H>>)
     handler(H&& h) : handler(std::forward<H>(h), tracked(boost::asio::get_associated_executor(h)))
@@ -79,12 +82,6 @@ private:
             boost::asio::prefer(ex, boost::asio::execution::outstanding_work.tracked));
     }
 
-    void track_work()
-    {
-        if (*this)
-            work_ = boost::asio::prefer(boost::asio::get_associated_executor(static_cast<const base&>(*this)),
-                                        boost::asio::execution::outstanding_work.tracked);
-    }
     boost::asio::any_completion_executor work_;
 };
 
