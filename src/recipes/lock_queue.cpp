@@ -100,10 +100,7 @@ void lock_queue::acquire(std::uint64_t id, deadline d, lease_length lease, handl
         s->post_completion(std::move(h), ec, guard{});
         return;
     }
-    auto& w = waiters_[id];
-    w.h = std::move(h);
-    w.lease = lease;
-    w.started = t;
+    waiters_.emplace(id, waiter{std::move(h), lease, t});
     const bool one_look = clock().start_waiter(id, d, t, s->one_look_limit());
     step([&](local_queue& m) { return m.acquire(id, one_look); }, nullptr, t);
 }
@@ -116,7 +113,7 @@ void lock_queue::cancel_waiter(std::uint64_t id, error_code why)
 void lock_queue::drain()
 {
     std::vector<std::uint64_t> ids;
-    for (const auto& [id, w] : waiters_) ids.push_back(id);
+    waiters_.for_each([&](std::uint64_t id, const waiter&) { ids.push_back(id); });
     for (auto id : ids) cancel_waiter(id, zklock::error::draining);
     // As a revocation request does: holders hear it, and a lingering node (nobody holds) goes now.
     step([](local_queue& m) { return m.on_revoke_requested(); });
@@ -322,10 +319,9 @@ const std::shared_ptr<const std::string>& lock_queue::granted_node()
 void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at, bool local_grant,
                                  fencing_token token)
 {
-    auto it = waiters_.find(id);
-    if (it == waiters_.end()) return;
-    auto w = std::move(it->second);
-    waiters_.erase(it);
+    auto taken = waiters_.take(id);
+    if (!taken) return;
+    auto& w = *taken;
     meter.acquire_done(ec, w.started, at, local_grant, token);
     clock().stop_waiter(id);
     s->post_completion(std::move(w.h), ec, std::move(g));
@@ -351,8 +347,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
     for (const auto& a : actions) {
         switch (a.what) {
         case type::grant:
-            if (auto it = waiters_.find(a.id); it != waiters_.end() && it->second.lease)
-                start_lease(a.holder, at + *it->second.lease);
+            if (const auto* w = waiters_.find(a.id); w && w->lease) start_lease(a.holder, at + *w->lease);
             meter.hold_started(a.holder, at);
             complete_waiter(a.id, {},
                             guard(shared_from_this(), a.holder, granted_node(), fencing_token{current_->zxid(), a.seq}),

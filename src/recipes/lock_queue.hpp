@@ -112,7 +112,7 @@ private:
     void publish_lease();
 
     local_queue machine_;
-    std::map<std::uint64_t, waiter> waiters_;
+    id_queue<waiter> waiters_;
     std::map<std::uint64_t, handler<error_code>> lost_waiters_;
     std::map<std::uint64_t, handler<>> revoke_waiters_;
     // The session's node's place: contenders ahead of it at its last listing (0: it holds, or none yet).

@@ -38,7 +38,7 @@ local_queue::actions local_queue::acquire(std::uint64_t id, bool one_look)
 local_queue::actions local_queue::cancel(std::uint64_t id, error_code why)
 {
     actions out;
-    if (waiters_.erase(id) == 0) return out;
+    if (!waiters_.erase(id)) return out;
     one_looks_.erase(id);
     out.push_back({.what = type::fail_waiter, .id = id, .ec = why});
     maybe_abandon(out);
@@ -99,10 +99,9 @@ bool local_queue::remove_holder(std::uint64_t holder)
 
 void local_queue::grant(actions& out)
 {
-    const auto it = waiters_.begin();
-    const auto id = it->first;
-    if (it->second) one_looks_.erase(id);
-    waiters_.erase(it);
+    const auto id = waiters_.front_id();
+    if (waiters_.front()) one_looks_.erase(id);
+    waiters_.pop_front();
     const auto holder = ++holder_gen_;
     add_holder(holder);
     out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
@@ -134,7 +133,7 @@ void local_queue::fail_one_looks(actions& out)
 
 void local_queue::fail_all(actions& out, error_code ec)
 {
-    for (const auto& [id, one_look] : waiters_) out.push_back({.what = type::fail_waiter, .id = id, .ec = ec});
+    waiters_.for_each([&](std::uint64_t id, bool) { out.push_back({.what = type::fail_waiter, .id = id, .ec = ec}); });
     waiters_.clear();
     one_looks_.clear();
 }

@@ -9,6 +9,7 @@
 // (recipes/lock_queue.cpp) keeps the timers and completions, and performs the actions.
 #pragma once
 
+#include "id_queue.hpp"
 #include "listener_index.hpp"
 
 #include <boost/container/small_vector.hpp>
@@ -186,7 +187,7 @@ private:
     options opts_;
     bool connected_ = false;
     error_code end_;
-    std::map<std::uint64_t, bool> waiters_;  // id -> one look; ids increase, so begin() waited longest
+    id_queue<bool> waiters_;  // id -> one look; ids increase, so the front waited longest
     std::set<std::uint64_t> one_looks_;      // the one-look waiters among them (failing them walks only these)
     std::set<std::uint64_t> holders_;
     std::set<std::uint64_t>::node_type spare_holder_;
