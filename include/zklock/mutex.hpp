@@ -9,6 +9,7 @@
 #include <zklock/session.hpp>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -78,14 +79,19 @@ public:
     /// A second mutex of the same session on the same path must have the same options; otherwise its
     /// acquires complete with `error::conflicting_options`. A moved-from session gives `error::no_session`.
     mutex(session& s, std::string path, mutex_options options = {})
-        : path_(std::move(path)), queue_(detail::lock_queue_for(s.impl(), path_, options, refusal_))
+        : path_(std::make_shared<const std::string>(std::move(path))),
+          queue_(detail::lock_queue_for(s.impl(), *path_, options, refusal_))
     {
     }
     // Copies, moves, assignment and the destructor may run on any thread: the shared state is let go on
     // the session's executor (detail::executor_owned).
 
-    /// The lock's path, as given to the constructor.
-    const std::string& path() const noexcept { return path_; }
+    /// The lock's path, as given to the constructor (empty for a moved-from mutex).
+    const std::string& path() const noexcept
+    {
+        static const std::string none;
+        return path_ ? *path_ : none;
+    }
 
     /**
      * Waits at most `timeout` (zero: one look, as try_acquire; a timeout too long for the clock, such
@@ -361,7 +367,9 @@ private:
         return detail::initiate_acquire(token, queue_, refusal_, d, l);
     }
 
-    std::string path_;
+    // Shared by the copies: a coroutine that takes its own copy of a mutex would otherwise allocate a
+    // copy of any path longer than the string's inline buffer, and keep it for as long as it waits.
+    std::shared_ptr<const std::string> path_;
     error_code refusal_;
     detail::executor_owned<detail::lock_queue> queue_;
 };
