@@ -316,12 +316,14 @@ const std::shared_ptr<const std::string>& lock_queue::granted_node()
     return granted_node_;
 }
 
-void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at, bool local_grant,
+void lock_queue::complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at)
+{
+    if (auto w = waiters_.take(id)) complete_waiter(id, std::move(*w), ec, std::move(g), at);
+}
+
+void lock_queue::complete_waiter(std::uint64_t id, waiter w, error_code ec, guard g, time_point at, bool local_grant,
                                  fencing_token token)
 {
-    auto taken = waiters_.take(id);
-    if (!taken) return;
-    auto& w = *taken;
     meter.acquire_done(ec, w.started, at, local_grant, token);
     clock().stop_waiter(id);
     s->post_completion(std::move(w.h), ec, std::move(g));
@@ -346,14 +348,17 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
 {
     for (const auto& a : actions) {
         switch (a.what) {
-        case type::grant:
-            if (const auto* w = waiters_.find(a.id); w && w->lease) start_lease(a.holder, at + *w->lease);
+        case type::grant: {
+            auto w = waiters_.take(a.id);
+            if (w && w->lease) start_lease(a.holder, at + *w->lease);
             meter.hold_started(a.holder, at);
-            complete_waiter(a.id, {},
-                            guard(shared_from_this(), a.holder, granted_node(), fencing_token{current_->zxid(), a.seq}),
-                            at, a.seq > 0, fencing_token{current_->zxid(), a.seq});
+            const fencing_token token{current_->zxid(), a.seq};
+            // Made even for a waiter that is gone, so that its hold is released as the guard goes.
+            guard g(shared_from_this(), a.holder, granted_node(), token);
+            if (w) complete_waiter(a.id, std::move(*w), {}, std::move(g), at, a.seq > 0, token);
             publish_lease();
             break;
+        }
         case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}, at); break;
         case type::start_contender: {
             auto self = shared_from_this();

@@ -102,7 +102,9 @@ private:
     void observe_session(time_point at);
     /// ... at `now`, the clock's one reading for the event.
     void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
-    void complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at, bool local_grant = false,
+    /// Completes waiter `id`, if it still waits (taken out of waiters_ here, or by the caller: `w`).
+    void complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at);
+    void complete_waiter(std::uint64_t id, waiter w, error_code ec, guard g, time_point at, bool local_grant = false,
                          fencing_token token = {});
     /// Counts the holds that lost the lock since the last step (once each, at their first reason).
     void count_losses();

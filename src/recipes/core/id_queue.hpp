@@ -34,14 +34,14 @@ public:
     /// The waiter `id`, or null.
     T* find(std::uint64_t id)
     {
-        auto it = lower(id);
-        return it != slots_.end() && it->id == id && it->value ? &*it->value : nullptr;
+        auto it = locate(id);
+        return it != slots_.end() ? &*it->value : nullptr;
     }
     /// Takes waiter `id` out; none if it is not here.
     std::optional<T> take(std::uint64_t id)
     {
-        auto it = lower(id);
-        if (it == slots_.end() || it->id != id || !it->value) return std::nullopt;
+        auto it = locate(id);
+        if (it == slots_.end()) return std::nullopt;
         std::optional<T> out = std::move(it->value);
         it->value.reset();
         --live_;
@@ -87,6 +87,12 @@ private:
     {
         return std::lower_bound(slots_.begin() + static_cast<std::ptrdiff_t>(head_), slots_.end(), id,
                                 [](const slot& s, std::uint64_t v) { return s.id < v; });
+    }
+    /// The slot of waiter `id`, or end() if it is not here (never here, or left: a hole).
+    iterator locate(std::uint64_t id)
+    {
+        auto it = lower(id);
+        return it != slots_.end() && it->id == id && it->value ? it : slots_.end();
     }
     /// Keeps the front and the back on waiters, and the holes fewer than the waiters (amortized O(1)).
     void tidy()

@@ -188,7 +188,7 @@ private:
     bool connected_ = false;
     error_code end_;
     id_queue<bool> waiters_;  // id -> one look; ids increase, so the front waited longest
-    std::set<std::uint64_t> one_looks_;      // the one-look waiters among them (failing them walks only these)
+    std::set<std::uint64_t> one_looks_;  // the one-look waiters among them (failing them walks only these)
     std::set<std::uint64_t> holders_;
     std::set<std::uint64_t>::node_type spare_holder_;
     std::map<std::uint64_t, error_code> cut_off_;  // holders cut off from the node, and why, until they release
