@@ -29,6 +29,35 @@ struct pending_release {
     }
 };
 
+/// What a recipe's release() completes: nothing (a dropped guard), the caller's handler, or a
+/// pending_release that a cancellation slot shares. The handler is put in a pending_release only when it
+/// must outlive the call (the release waits for ZooKeeper's answer): a release that a local hand-off
+/// completes at once allocates nothing for it.
+class release_completion {
+public:
+    release_completion() = default;
+    explicit release_completion(handler<> h) : h_(std::move(h)) {}
+    explicit release_completion(std::shared_ptr<pending_release> shared) : shared_(std::move(shared)) {}
+
+    /// Whether someone waits for the release's answer.
+    bool awaited() const noexcept { return shared_ || h_; }
+    /// The completion, shared from now on (null if nobody waits).
+    std::shared_ptr<pending_release> share()
+    {
+        if (!shared_ && h_) shared_ = std::make_shared<pending_release>(std::move(h_));
+        return shared_;
+    }
+    void complete(session_impl& s, error_code ec)
+    {
+        if (shared_) shared_->complete(s, ec);
+        else if (h_) s.post_completion(std::move(h_), ec);
+    }
+
+private:
+    handler<> h_;
+    std::shared_ptr<pending_release> shared_;
+};
+
 /// The guard's side of a recipe. Every member function runs on the session's executor, except new_id.
 class lock_base {
 public:
@@ -41,7 +70,7 @@ public:
     /// bound there, before the hop onto the session's executor).
     std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
-    virtual void release(std::uint64_t holder, std::shared_ptr<pending_release> done) = 0;
+    virtual void release(std::uint64_t holder, release_completion done) = 0;
     virtual void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) = 0;
     virtual void cancel_lost(std::uint64_t id) = 0;
     /// Empty while `holder` holds; else why it lost the lock.

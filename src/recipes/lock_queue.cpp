@@ -62,7 +62,7 @@ void lock_queue::observe_session(time_point at)
 }
 
 template <class Event>
-void lock_queue::step(Event event, const std::shared_ptr<pending_release>& done, time_point at)
+void lock_queue::step(Event event, release_completion* done, time_point at)
 {
     observe_session(at);
     perform(event(machine_), done, at);
@@ -132,13 +132,13 @@ guard lock_queue::enter(std::uint64_t holder, error_code& why)
     return guard(shared_from_this(), h, granted_node(), fencing_token{current_->zxid(), seq});
 }
 
-void lock_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
+void lock_queue::release(std::uint64_t holder, release_completion done)
 {
     const auto at = now();
     meter.hold_ended(holder, at);
     stop_lease(holder);
     losses.forget(holder);
-    step([&](local_queue& m) { return m.release(holder, done != nullptr); }, done, at);
+    step([&](local_queue& m) { return m.release(holder, done.awaited()); }, &done, at);
 }
 
 void lock_queue::wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h)
@@ -343,8 +343,7 @@ void answer(session_impl& s, std::map<std::uint64_t, handler<Args...>>& listener
 }
 }  // namespace
 
-void lock_queue::perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done,
-                         time_point at)
+void lock_queue::perform(const local_queue::actions& actions, release_completion* done, time_point at)
 {
     for (const auto& a : actions) {
         switch (a.what) {
@@ -387,7 +386,7 @@ void lock_queue::perform(const local_queue::actions& actions, const std::shared_
                 if (seq) memo_->proof.released(*seq);
                 // The delete's answer also tells the proof that the node is gone (a later lock object on
                 // the key may be the one to use it).
-                c->release([m = memo_, ss = s, seq, done = a.answer ? done : nullptr](error_code ec) {
+                c->release([m = memo_, ss = s, seq, done = a.answer && done ? done->share() : nullptr](error_code ec) {
                     if (!ec && seq) m->proof.deleted(*seq);
                     if (done) done->complete(*ss, ec);
                 });

@@ -50,7 +50,7 @@ public:
     /// A second hold of `holder`'s node (see local_queue::enter): an empty guard if it does not hold.
     guard enter(std::uint64_t holder, error_code& why);
 
-    void release(std::uint64_t holder, std::shared_ptr<pending_release> done) override;
+    void release(std::uint64_t holder, release_completion done) override;
     void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;
     void cancel_lost(std::uint64_t id) override;
     error_code lost(std::uint64_t holder) const override;
@@ -97,11 +97,11 @@ private:
     /// Runs `event` on the machine with the session's state as it is at `at` (the event's one reading
     /// of the clock), and performs its actions.
     template <class Event>
-    void step(Event event, const std::shared_ptr<pending_release>& done = nullptr, time_point at = now());
+    void step(Event event, release_completion* done = nullptr, time_point at = now());
     /// Tells the machine what it knows of the session (connected, final, loss clock run out) as of `at`.
     void observe_session(time_point at);
     /// ... at `now`, the clock's one reading for the event.
-    void perform(const local_queue::actions& actions, const std::shared_ptr<pending_release>& done, time_point at);
+    void perform(const local_queue::actions& actions, release_completion* done, time_point at);
     /// Completes waiter `id`, if it still waits (taken out of waiters_ here, or by the caller: `w`).
     void complete_waiter(std::uint64_t id, error_code ec, guard g, time_point at);
     void complete_waiter(std::uint64_t id, waiter w, error_code ec, guard g, time_point at, bool local_grant = false,

@@ -285,23 +285,23 @@ void semaphore_queue::lose(std::uint64_t holder, error_code why)
     for (auto& [id, h] : lost_waiters_.take(holder)) s->post_completion(std::move(h), error_code{}, why);
 }
 
-void semaphore_queue::release(std::uint64_t holder, std::shared_ptr<pending_release> done)
+void semaphore_queue::release(std::uint64_t holder, release_completion done)
 {
     meter.hold_ended(holder, now());
     stop_lease(holder);
     losses.forget(holder);
     if (expired_.erase(holder)) {  // the lease went on when it ran out
-        if (done) done->complete(*s, zklock::error::lease_expired);
+        done.complete(*s, zklock::error::lease_expired);
         return;
     }
     auto it = held_.find(holder);
     if (it == held_.end()) {
-        if (done) done->complete(*s, zklock::error::not_held);
+        done.complete(*s, zklock::error::not_held);
         return;
     }
     auto l = take(it);
     const auto lost = is_final(s->state) ? final_error(s->state) : l.lost;
-    free_lease({std::move(l.lease), l.local, lost, std::move(done)});
+    free_lease({std::move(l.lease), l.local, lost, done.share()});
 }
 
 semaphore_queue::held_lease semaphore_queue::take(std::map<std::uint64_t, held_lease>::iterator it)

@@ -29,7 +29,7 @@ public:
     void acquire(std::uint64_t id, std::size_t n, deadline d, lease_length lease, completion h);
     void cancel_waiter(std::uint64_t id, error_code why);
 
-    void release(std::uint64_t holder, std::shared_ptr<pending_release> done) override;
+    void release(std::uint64_t holder, release_completion done) override;
     void wait_lost(std::uint64_t id, std::uint64_t holder, handler<error_code> h) override;
     void cancel_lost(std::uint64_t id) override;
     error_code lost(std::uint64_t holder) const override;

@@ -20,11 +20,12 @@ void async_release(std::shared_ptr<lock_base> q, std::uint64_t holder, handler<>
     }
     auto ex = q->s->ex;
     auto slot = asio::get_associated_cancellation_slot(h);
-    auto done = std::make_shared<pending_release>(std::move(h));
+    release_completion done;
     // Terminal and partial complete the release at once; the node is deleted in the background all the
     // same. Total is ignored: a release cannot be undone, and total promises no side effect.
-    if (slot.is_connected())
-        slot.assign([w = std::weak_ptr<pending_release>(done), s = std::weak_ptr<session_impl>(q->s), ex](asio::cancellation_type t) {
+    if (slot.is_connected()) {
+        auto shared = std::make_shared<pending_release>(std::move(h));
+        slot.assign([w = std::weak_ptr<pending_release>(shared), s = std::weak_ptr<session_impl>(q->s), ex](asio::cancellation_type t) {
             if ((t & (asio::cancellation_type::terminal | asio::cancellation_type::partial)) == asio::cancellation_type::none)
                 return;
             asio::post(ex, [w, s] {
@@ -33,6 +34,10 @@ void async_release(std::shared_ptr<lock_base> q, std::uint64_t holder, handler<>
                 if (d && ss) d->complete(*ss, asio::error::operation_aborted);
             });
         });
+        done = release_completion(std::move(shared));
+    } else {
+        done = release_completion(std::move(h));  // shared later only if it must wait for ZooKeeper
+    }
     asio::dispatch(ex, [q = std::move(q), holder, done = std::move(done)]() mutable {
         q->release(holder, std::move(done));
         note_release(*q->s);
@@ -86,7 +91,7 @@ void release_detached(std::shared_ptr<lock_base> q, std::uint64_t holder) noexce
     try {
         auto ex = q->s->ex;
         asio::dispatch(ex, [q = std::move(q), holder] {
-            q->release(holder, nullptr);
+            q->release(holder, release_completion{});
             note_release(*q->s);
         });
     } catch (...) {  // out of memory in a destructor: nothing can be posted. The node still goes with the
