@@ -427,7 +427,7 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
     // keeps work outstanding on that executor (see handler), and lets it go there, after it ran.
     // A handler of a coroutine on this io_context and thread runs here at once, as the dispatch would run
     // it, without the dispatch's wrapping of the call (an allocation per completion).
-    asio::post(ex, [h = std::move(h), ec, ... a = std::move(args)]() mutable {
+    auto complete = [h = std::move(h), ec, ... a = std::move(args)]() mutable {
         auto run = [ec](handler<Args...>& hh, Args&&... b) {
             if (auto slot = asio::get_associated_cancellation_slot(hh); slot.is_connected()) slot.clear();
             std::move(hh)(ec, std::move(b)...);
@@ -437,7 +437,11 @@ void session_impl::post_completion(handler<Args...> h, error_code ec, Args... ar
         // destroy that context as soon as `h` has run, while this copy would still be going away here).
         auto target = asio::prefer(h.executor(), asio::execution::outstanding_work.untracked);
         asio::dispatch(target, [h = std::move(h), run, ... b = std::move(a)]() mutable { run(h, std::move(b)...); });
-    });
+    };
+    // Posted to an io_context's own executor when the session runs on one: through the erased executor a
+    // post is two blocks (the erased function, then the operation around it), here it is one.
+    if (const auto* io = ex.target<asio::io_context::executor_type>()) asio::post(*io, std::move(complete));
+    else asio::post(ex, std::move(complete));
 }
 
 /// Completes `h` when there is no session to post through (an empty guard, an unarmed watch): off the
