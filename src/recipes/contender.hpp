@@ -55,6 +55,7 @@ public:
     void release(handler<> done);
 
     const std::string& node() const noexcept { return machine_.node(); }
+    std::uint32_t node_changes() const noexcept { return machine_.node_changes(); }
     std::int64_t zxid() const noexcept { return machine_.zxid(); }
 
 private:

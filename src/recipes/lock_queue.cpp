@@ -310,9 +310,12 @@ std::shared_ptr<contender> lock_queue::drop_contender()
 
 const std::shared_ptr<const std::string>& lock_queue::granted_node()
 {
-    // Compared, not only made once a contender: the name is the node's, whichever node that is.
-    if (!granted_node_ || *granted_node_ != current_->node())
+    // Made again when the contender's node changed, not only once a contender: the name is the node's,
+    // whichever node that is.
+    if (!granted_node_ || granted_changes_ != current_->node_changes()) {
         granted_node_ = std::make_shared<const std::string>(current_->node());
+        granted_changes_ = current_->node_changes();
+    }
     return granted_node_;
 }
 

@@ -131,6 +131,7 @@ private:
     /// The current node's name, shared by the guards granted on it (made at its first grant).
     const std::shared_ptr<const std::string>& granted_node();
     std::shared_ptr<const std::string> granted_node_;
+    std::uint32_t granted_changes_ = 0;  // the contender's node_changes() when granted_node_ was made
     /// The sequence number of the current node, if it has one yet.
     std::optional<std::int32_t> current_sequence() const;
     // A key taken again and again creates its next node without the listing when the create's

@@ -89,6 +89,7 @@ contender_machine::actions contender_machine::on_created(std::uint64_t r, error_
     if (r != round_) return out;
     if (!ec) {
         node_ = path;
+        ++node_changes_;
         name_ = path.substr(path.rfind('/') + 1);
         czxid_ = czxid;
         if (listing_follows_) return out;  // the pipelined listing follows
@@ -156,6 +157,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
             for (const auto& n : names)
                 if (ours(n)) {
                     node_ = dir_ + "/" + n;
+                    ++node_changes_;
                     name_ = n;
                     relist(out);
                     return out;

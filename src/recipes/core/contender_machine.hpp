@@ -128,6 +128,9 @@ public:
     bool waiting() const noexcept { return phase_ == phase::waiting; }
     bool finished() const noexcept { return finished_; }
     const std::string& node() const noexcept { return node_; }
+    /// Counts the changes of node(): a caller that keeps a copy of the name knows it is current without
+    /// comparing the strings (two cold blocks a grant, with many paths).
+    std::uint32_t node_changes() const noexcept { return node_changes_; }
     const std::string& dir() const noexcept { return dir_; }
     std::int64_t zxid() const noexcept { return czxid_; }
 
@@ -166,6 +169,7 @@ private:
     bool finished_ = false;
     phase phase_ = phase::creating;
     std::string node_, name_;
+    std::uint32_t node_changes_ = 0;
     std::int64_t czxid_ = 0;
     bool all_ahead_watched_ = false;  // every contender ahead is watched: the last one's deletion makes us hold
     std::size_t ahead_left_ = 0;      // ... and this many of them are not known to be gone yet
