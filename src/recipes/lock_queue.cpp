@@ -52,6 +52,7 @@ lock_queue::~lock_queue()
     s->unsubscribe(listener_);
     perform(machine_.teardown(), nullptr, now());
     end_place_waits(error_code(asio::error::operation_aborted));
+    if (memo_) registry_of(*s).keep_memo(key, std::move(memo_));  // after the teardown, which may release
 }
 
 void lock_queue::observe_session(time_point at)
@@ -385,7 +386,7 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
         case type::release_contender: {
             const auto seq = current_sequence();
             if (auto c = drop_contender()) {
-                if (!memo_) memo_ = registry_of(*s).make_memo(key);
+                if (!memo_) memo_ = std::make_shared<sequence_memo>();  // kept in the session when this queue goes
                 if (seq) memo_->proof.released(*seq);
                 // The delete's answer also tells the proof that the node is gone (a later lock object on
                 // the key may be the one to use it).

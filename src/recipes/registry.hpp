@@ -36,14 +36,17 @@ public:
         auto it = memos_.find(key);
         return it == memos_.end() ? nullptr : it->second;
     }
-    /// ... made on first use: a key's first node going back to ZooKeeper. A bounded number is kept.
-    std::shared_ptr<sequence_memo> make_memo(const std::string& key)
+    /// Keeps `memo` for the next lock object on `key`. A lock queue makes its memo when its first node goes
+    /// back to ZooKeeper and hands it over here when it goes: while it lives, every lock object on the
+    /// key shares it, so that a release on the hot path touches no map. A bounded number is kept.
+    void keep_memo(const std::string& key, std::shared_ptr<sequence_memo> memo)
     {
-        if (auto found = find_memo(key)) return found;
+        if (auto it = memos_.find(key); it != memos_.end()) {
+            it->second = std::move(memo);
+            return;
+        }
         if (memos_.size() >= max_memos) memos_.clear();  // a bound, not an eviction policy: the proofs start over
-        auto made = std::make_shared<sequence_memo>();
-        memos_.emplace(key, made);
-        return made;
+        memos_.emplace(key, std::move(memo));
     }
 
     /// Lock directories whose ACL was found to let this session list them and delete its nodes there.
