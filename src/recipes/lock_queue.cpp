@@ -452,6 +452,8 @@ void lock_queue::lease_ran_out(std::uint64_t holder)
 // request; once someone else wrote, we stop (their request is in the data, the data watch tells us).
 void lock_queue::publish_lease()
 {
+    // Nothing published and no lease to publish (most locks, at every grant): nothing more to read.
+    if (!published_ && !clock().has_leases()) return;
     if (!current_ || data_foreign_ || current_->node().empty() || opts.node_data) return;
     if (writing_) {
         rewrite_ = true;

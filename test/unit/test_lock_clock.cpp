@@ -257,6 +257,26 @@ BOOST_FIXTURE_TEST_CASE(a_lease_extended_at_its_last_instant_does_not_run_out, t
     BOOST_TEST(q.lost(h) == lease_expired);
 }
 
+// has_leases() lets a grant skip the lease's publication when no holder has one: it must see a lease
+// among the other alarms (deadlines sort before leases, the own watch after), and forget it when it goes.
+BOOST_FIXTURE_TEST_CASE(has_leases_sees_only_leases, timed)
+{
+    lock_clock c;
+    const auto now = clock.now();
+    BOOST_TEST(!c.has_leases());
+    c.start_waiter(7, now + 1s, now, 1s);
+    c.start_own_watch(now + 1s);
+    BOOST_TEST(!c.has_leases());  // a deadline and the own watch, around where a lease would sort
+    c.start_lease(3, now + 5s);
+    BOOST_TEST(c.has_leases());
+    c.start_lease(3, now + 6s);  // an extension: still one lease
+    c.stop_lease(3);
+    BOOST_TEST(!c.has_leases());
+    c.start_lease(4, now + 2s);
+    BOOST_TEST(show(c.take_due(now + 2s, session)) == "deadline(7) own_watch lease(4)");
+    BOOST_TEST(!c.has_leases());  // rung: gone
+}
+
 BOOST_FIXTURE_TEST_CASE(a_lease_end_is_shown_on_the_wall_clock, timed)
 {
     const auto wall = std::chrono::system_clock::time_point{} + 1'700'000'000'000ms;

@@ -43,6 +43,12 @@ public:
     /// `holder`'s lease ends at `end` (a second call moves it: an extension).
     void start_lease(std::uint64_t holder, clock_time end) { set({clock_alarm::type::lease, holder}, end); }
     void stop_lease(std::uint64_t holder) { erase({clock_alarm::type::lease, holder}); }
+    /// Whether any holder has a lease.
+    bool has_leases() const noexcept
+    {
+        auto it = at_.lower_bound({clock_alarm::type::lease, 0});
+        return it != at_.end() && it->first.first == clock_alarm::type::lease;
+    }
     std::optional<clock_time> lease_end(std::uint64_t holder) const
     {
         auto it = at_.find({clock_alarm::type::lease, holder});
