@@ -7,8 +7,8 @@
 #include "../session/session_impl.hpp"
 
 #include <boost/asio/error.hpp>
-#include <boost/container/small_vector.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <algorithm>
 #include <chrono>
