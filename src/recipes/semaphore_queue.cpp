@@ -61,7 +61,8 @@ semaphore_queue::~semaphore_queue()
         for (auto& l : b.leases) delete_node(s, l.node, {});
     for (auto& [holder, l] : held_) delete_node(s, l.lease.node, {});
     if (keepalive_) s->release_keepalive();
-    for (auto& [id, w] : waiters_) {
+    for (; !waiters_.empty(); waiters_.pop_front()) {
+        auto& w = waiters_.front();
         meter.acquire_done(asio::error::operation_aborted, w.started, now(), false);
         std::visit([&](auto& h) { s->post_completion(std::move(h), error_code(asio::error::operation_aborted), {}); },
                    w.h);
@@ -82,7 +83,7 @@ void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease
     error_code ec = path == "/" ? error_code(zklock::error::invalid_path) : acquire_refusal(path + "/leases");
     if (!ec && (n == 0 || n > max_permits || n > max_permits_at_once)) ec = zklock::error::invalid_permit_count;
     if (!ec && lease && *lease <= lease->zero()) ec = zklock::error::invalid_lease;
-    waiters_[id] = waiter{std::move(h), lease, now()};
+    waiters_.emplace(id, waiter{std::move(h), lease, now()});
     if (ec) return complete(id, ec, {});
     const bool one_look = clock().start_waiter(id, d, now(), s->one_look_limit());
     rearm();
@@ -91,7 +92,7 @@ void semaphore_queue::acquire(std::uint64_t id, std::size_t n, deadline d, lease
 
 void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
 {
-    if (!waiters_.count(id)) return;
+    if (!waiters_.find(id)) return;
     auto it = std::find_if(held_back_.begin(), held_back_.end(), [id](const held_back& b) { return b.id == id; });
     if (it == held_back_.end()) return perform(machine().cancel(id, why));
     // Served already, its leases held back: they are free again.
@@ -104,7 +105,7 @@ void semaphore_queue::cancel_waiter(std::uint64_t id, error_code why)
 void semaphore_queue::drain()
 {
     std::vector<std::uint64_t> ids;
-    for (const auto& [id, w] : waiters_) ids.push_back(id);
+    waiters_.for_each([&](std::uint64_t id, const waiter&) { ids.push_back(id); });
     for (auto id : ids) cancel_waiter(id, zklock::error::draining);
     std::vector<std::uint64_t> holders;
     for (const auto& [holder, l] : held_)
@@ -156,10 +157,9 @@ void semaphore_queue::perform(const lease_queue::actions& out, freed_lease* free
 void semaphore_queue::complete(std::uint64_t id, error_code ec, std::vector<guard> leases, bool local_grant,
                                fencing_token token)
 {
-    auto it = waiters_.find(id);
-    if (it == waiters_.end()) return;
-    auto w = std::move(it->second);
-    waiters_.erase(it);
+    auto taken = waiters_.take(id);
+    if (!taken) return;
+    auto& w = *taken;
     meter.acquire_done(ec, w.started, now(), local_grant, token);
     clock().stop_waiter(id);
     rearm();
@@ -194,7 +194,7 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
     std::vector<guard> guards;
     const auto at = now();
     auto lease = std::chrono::steady_clock::duration::zero();  // none (a plain duration: GCC 12 misreads the optional)
-    if (auto it = waiters_.find(id); it != waiters_.end() && it->second.lease) lease = *it->second.lease;
+    if (const auto* w = waiters_.find(id); w && w->lease) lease = *w->lease;
     for (auto& l : leases) {
         const auto holder = ++holder_gen_;
         guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local});

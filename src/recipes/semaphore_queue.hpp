@@ -3,6 +3,7 @@
 // (lease_run) that obtains leases from ZooKeeper at a time. Deadlines and leases ring on lock_base's clock.
 #pragma once
 
+#include "core/id_queue.hpp"
 #include "core/lease_queue.hpp"
 #include "core/lease_run_machine.hpp"
 #include "core/listener_index.hpp"
@@ -122,7 +123,7 @@ private:
     bool keepalive_ = false;
 
     lease_queue machine_;
-    std::map<std::uint64_t, waiter> waiters_;
+    id_queue<waiter> waiters_;  // one buffer, not a node a waiter (core/id_queue.hpp)
     std::map<std::uint64_t, held_lease> held_;
     std::set<std::uint64_t> expired_;  // holders whose lease ran out, until they release
     listener_index<handler<error_code>> lost_waiters_;
