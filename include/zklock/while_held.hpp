@@ -36,7 +36,8 @@ namespace zklock {
  * waiting (with the lock held) when the work throws, this returns as soon as the work fails.
  *
  * The guard is not released: it stays the caller's, held or lost, to release or destroy.
- * `error::not_held` (thrown, the work not started) for an empty guard.
+ * `error::not_held` (thrown, the work not started) for an empty guard; the loss reason (thrown, the work
+ * not started: no step of it runs) for a guard whose loss is already known (`g.lost()`).
  *
  * A coroutine, not an operation with a completion token; the paragraphs below say the same things as for
  * the asynchronous verbs.
@@ -57,8 +58,9 @@ namespace zklock {
  * Thrown: `boost::system::system_error` with the loss reason when the lock is lost first
  * (`error::lock_node_deleted`, `error::ownership_uncertain`, `error::session_expired`,
  * `error::session_closed`, `error::lease_expired`, `error::auth_failed`), once the work, cancelled, has
- * stopped (whatever it returned or threw then); `boost::system::system_error` with `error::not_held` for an
- * empty guard (the work not started); the work's own exception, rethrown as soon as it has one. A release
+ * stopped (whatever it returned or threw then), or at once, the work not started, when the loss was
+ * already known at the call; `boost::system::system_error` with `error::not_held` for an empty guard (the
+ * work not started); the work's own exception, rethrown as soon as it has one. A release
  * of `g` by other code meanwhile is no error: only the loss watch ends, and the work runs on.
  *
  * @par Thread safety
@@ -76,6 +78,9 @@ boost::asio::awaitable<T> while_held(Guard& g, boost::asio::awaitable<T> work)
     namespace asio = boost::asio;
     using boost::system::error_code;
     if (!g.owns_lock()) throw boost::system::system_error(make_error_code(error::not_held), "zklock::while_held");
+    // A loss already known runs no step of the work: its first step, before any suspension, is usually its
+    // first write, and the loss wait below would stop it only at its first co_await.
+    if (auto why = g.lost()) throw boost::system::system_error(why, "zklock::while_held: the lock was already lost");
 
     auto ex = co_await asio::this_coro::executor;
     struct state {

@@ -1,6 +1,6 @@
 // zklock::while_held against a real ZooKeeper: the work's result or its exception comes back as soon as the
 // work ends (a work that throws does not leave the caller waiting for a loss, with the lock held); a loss
-// stops the work before anyone else can hold the lock; the caller's cancellation reaches the work.
+// stops the work (and a loss already known runs none of it); the caller's cancellation reaches the work.
 #define BOOST_TEST_MODULE zklock while_held
 #include "test_util.hpp"
 
@@ -17,12 +17,12 @@ using zklock::while_held;
 
 namespace {
 
-/// Who is inside the section guarded by one lock path, across sessions: entering twice is a failure.
+/// Who is inside the work's section: how many are in it now, and how many entered.
 struct section {
-    int inside = 0, entries = 0, overlaps = 0;
+    int inside = 0, entries = 0;
     void enter()
     {
-        if (inside++ > 0) ++overlaps;
+        ++inside;
         ++entries;
     }
     void leave() { --inside; }
@@ -87,7 +87,13 @@ BOOST_AUTO_TEST_CASE(a_work_that_throws_ends_the_call_at_once)
     }, 20s);
 }
 
-BOOST_AUTO_TEST_CASE(a_loss_stops_the_work_before_anyone_else_holds)
+// A node deleted by someone else (an operator's `zklock break`) is learnt by the holder at the same zxid as
+// by its successor, on their own servers: the holder is not told first (docs/loss-and-fencing.md; only
+// tokens and guarded writes protect then). What is promised: the work is stopped with
+// lock_node_deleted, and it has stopped before while_held returns. (That a holder that stops hearing from
+// ZooKeeper is stopped before anyone else holds is loss_timing_tests'
+// while_held_stops_the_work_of_a_silent_holder_before_anyone_else_holds.)
+BOOST_AUTO_TEST_CASE(a_deleted_node_stops_the_work_and_says_so)
 {
     asio::io_context ioc;
     sessions ss(ioc, 2);
@@ -111,13 +117,42 @@ BOOST_AUTO_TEST_CASE(a_loss_stops_the_work_before_anyone_else_holds)
         // An operator breaks the lock: A's node goes, and B may take it.
         co_await ss[1].async_remove(g.node(), -1, use_awaitable);
         auto gb = co_await b.acquire(10s, use_awaitable);
-        s.enter();
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return a_done; }));
-        s.leave();
         BOOST_TEST(why == zklock::error::lock_node_deleted);
-        BOOST_TEST(s.entries == 2);
-        BOOST_TEST(s.inside == 0);
+        BOOST_TEST(s.entries == 1);
+        BOOST_TEST(s.inside == 0);  // A's work left before while_held returned
         co_await gb.release(use_awaitable);
+        auto [ec] = co_await g.release(tuple_awaitable);
+        BOOST_TEST(ec == zklock::error::lock_node_deleted);
+    }, 30s);
+}
+
+// A guard whose loss is already known runs nothing: the work's first step (before its first suspension)
+// is usually its first write, and it must not be made without the lock.
+BOOST_AUTO_TEST_CASE(a_guard_already_lost_runs_no_step_of_the_work)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        mutex m(ss[0], unique_path("lost_before"));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        co_await ss[1].async_remove(g.node(), -1, use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return bool(g.lost()); }));
+        bool started = false;
+        auto work = [&]() -> asio::awaitable<int> {
+            started = true;  // the first write would be here
+            co_await yield();
+            co_return 1;
+        };
+        boost::system::error_code why;
+        try {
+            co_await while_held(g, work());
+        } catch (const boost::system::system_error& e) {
+            why = e.code();
+        }
+        BOOST_TEST(!started);
+        BOOST_TEST(why == zklock::error::lock_node_deleted);
         auto [ec] = co_await g.release(tuple_awaitable);
         BOOST_TEST(ec == zklock::error::lock_node_deleted);
     }, 30s);
