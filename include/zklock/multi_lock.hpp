@@ -318,6 +318,13 @@ struct multi_acquire_op {
             }
             if (hold_limit && taken.empty()) hold_ends = std::chrono::steady_clock::now() + *hold_limit;
             taken.push_back(std::move(g));
+            // A lock taken before may have been lost meanwhile (its node deleted, its session ended): no
+            // lost guard is handed out, as no single-lock acquire hands one out.
+            for (const auto& t : taken)
+                if (auto why = t.lost()) {
+                    taken.clear();  // released in the background
+                    return self.complete(why, multi_guard{});
+                }
             break;
         }
         lease_length left = hold_limit;
@@ -392,7 +399,9 @@ public:
      * (`error::session_expired`, `error::session_closed`, `error::auth_failed`), `error::not_connected`,
      * `error::invalid_path`, `error::schema_mismatch`, `error::draining`, the ACL's refusals, a lock object's
      * own `error::conflicting_options` or `error::no_session`, a semaphore's `error::invalid_permit_count`,
-     * ZooKeeper's codes. `operation_aborted` when cancelled. On any error nothing is left held. With no locks
+     * ZooKeeper's codes. A lock taken before the last one and lost meanwhile fails the acquire with its loss
+     * reason (`error::lock_node_deleted`, `error::session_expired`, `error::ownership_uncertain`, ...):
+     * no lost lock is handed out. `operation_aborted` when cancelled. On any error nothing is left held. With no locks
      * at all (an empty list), success with an empty multi_guard.
      *
      * @par Thread safety

@@ -285,3 +285,41 @@ BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_before_the_last_lock_fails_the_acquir
         BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
     });
 }
+
+// A lock lost while the acquire waits for the next one is not handed out: the acquire gives everything
+// back and completes with that loss, as every single-lock acquire refuses to hand out a lost guard.
+BOOST_AUTO_TEST_CASE(a_lock_lost_before_the_last_one_is_held_fails_the_acquire)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-dx"), y = unique_path("multi-dy");
+        mutex hold_y(ss[1], y);
+        auto gy = co_await hold_y.acquire(5s, use_awaitable);
+        multi_lock m(mutex(ss[0], x), mutex(ss[0], y));
+        zklock::error_code ec{zklock::error::not_held};
+        multi_guard got;
+        bool finished = false;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [e, g] = co_await m.acquire(10s, tuple_awaitable);
+            ec = e;
+            got = std::move(g);
+            finished = true;
+        }, asio::detached);
+        // x is taken first (path order), then the acquire waits for y. An operator deletes x's node; then y
+        // is let go. The session hears of x's deletion before y's grant (one session's events in zxid order).
+        std::vector<std::string> xs;
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            xs = co_await children(ss[1], x);
+            co_return !xs.empty();
+        }));
+        BOOST_REQUIRE(xs.size() == 1u);
+        co_await ss[1].async_remove(x + "/" + xs[0], -1, use_awaitable);
+        co_await gy.release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return finished; }));
+        BOOST_TEST(ec == zklock::error::lock_node_deleted);
+        BOOST_TEST(!got.owns_lock());
+        BOOST_TEST(co_await nothing_left(ss[1], paths(x, y)));
+    });
+}
