@@ -15,7 +15,9 @@ error_code local_queue::lost(std::uint64_t holder) const noexcept
 {
     if (auto it = cut_off_.find(holder); it != cut_off_.end()) return it->second;
     if (!holds(holder)) return {};
-    return end_ ? end_ : lost_reason_;  // the session's end is known before its listeners hear of it
+    // The first reason reported stays: the session's end is known before its listeners hear of it, so it
+    // counts only when no other loss was reported before it.
+    return lost_reason_ ? lost_reason_ : end_;
 }
 
 local_queue::actions local_queue::acquire(std::uint64_t id, bool one_look)
@@ -161,7 +163,7 @@ void local_queue::maybe_abandon(actions& out)
 local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answer)
 {
     actions out;
-    const auto lost = end_ ? end_ : lost_reason_;
+    const auto lost = lost_reason_ ? lost_reason_ : end_;
     if (auto it = cut_off_.find(holder); it != cut_off_.end()) {  // the lock went on without it
         out.push_back({.what = type::release_done, .ec = it->second});
         cut_off_.erase(it);
@@ -323,12 +325,7 @@ local_queue::actions local_queue::on_followers_waiting()
     return out;
 }
 
-bool loss_replaces(error_code current, error_code next) noexcept
-{
-    const bool session_end = next == zklock::error::session_expired || next == zklock::error::session_closed;
-    return !current || (current == zklock::error::ownership_uncertain && next != current) ||
-           (current == zklock::error::lock_node_deleted && session_end);
-}
+bool loss_replaces(error_code current, error_code /*next*/) noexcept { return !current; }
 
 void local_queue::report_lost(actions& out, error_code ec)
 {
@@ -355,12 +352,14 @@ local_queue::actions local_queue::on_session_renewed(bool keep_waiters)
 {
     actions out;
     out.push_back({.what = type::cancel_loss_clock});
+    // A loss reported before the renewal keeps its reason (one reason per loss); else the old session's end.
+    const auto why = lost_reason_ ? lost_reason_ : error_code(zklock::error::session_expired);
     for (auto holder : holders_) {
         for (const auto& [id, none] : lost_waiters_.take(holder))
-            out.push_back({.what = type::notify_lost, .id = id, .ec = zklock::error::session_expired});
+            out.push_back({.what = type::notify_lost, .id = id, .ec = why});
         for (const auto& [id, none] : revoke_waiters_.take(holder))
             out.push_back({.what = type::abort_revoke_waiter, .id = id});
-        cut_off_.emplace(holder, zklock::error::session_expired);
+        cut_off_.emplace(holder, why);
     }
     holders_.clear();
     lost_reason_ = {};

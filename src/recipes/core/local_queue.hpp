@@ -24,9 +24,10 @@ namespace zklock::detail {
 
 using boost::system::error_code;
 
-/// Whether a loss reason `next` replaces the one already reported (`current`, empty if none): a definitive
-/// reason replaces "ownership uncertain", and the session's end replaces the deletion of our node that
-/// the server made when it expired the session; otherwise the first reason stands.
+/// Whether a loss reason `next` replaces the one already reported (`current`, empty if none): never. One
+/// reason per loss, the first one reported, so that async_wait_lost, the observer, the metrics and lost()
+/// polled later all say the same (a node deleted when the server expired the session stays
+/// `lock_node_deleted` if that was heard first; `ownership_uncertain` stays once reported).
 bool loss_replaces(error_code current, error_code next) noexcept;
 
 struct queue_action {
