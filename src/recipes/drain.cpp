@@ -67,7 +67,7 @@ void session_drain::perform(const drain_machine::actions& out)
                                   " with locks still held; closing the session releases them (their holders are told "
                                   "session_closed)");
             s_.close_and_wait([w = weak_from_this()](error_code) {
-                if (auto self = w.lock()) self->perform(self->machine_.closed());
+                if (auto self = w.lock()) self->perform(self->machine_.closed(self->s_.close_confirmed()));
             });
             break;
         case type::complete:

@@ -233,10 +233,12 @@ resolved_hosts resolve_hosts(const std::string& hosts, const zklock::host_resolv
 // harmless, answers are matched per handle in order) and, only when logging is on, the static log
 // buffers; then it keeps the mutex, so that no log line is garbled.
 namespace {
-// Reads until the peer closes, an error, or `deadline`; then closes `fd` (see close_handle).
-void read_to_end_and_close(int fd, std::chrono::steady_clock::time_point deadline)
+// Reads until the peer closes, an error, or `deadline`; then closes `fd` (see close_handle). True when the
+// peer closed its end: the server does once it has ended the session.
+bool read_to_end_and_close(int fd, std::chrono::steady_clock::time_point deadline)
 {
     char sink[4096];
+    bool peer_closed = false;
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         ::pollfd p{fd, POLLIN, 0};
@@ -246,22 +248,29 @@ void read_to_end_and_close(int fd, std::chrono::steady_clock::time_point deadlin
         const auto n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
         if (n > 0) continue;
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        peer_closed = n == 0;
         break;  // the server closed its end, or the connection failed
     }
     ::close(fd);
+    return peer_closed;
 }
 }  // namespace
 
-void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg, int connection)
+bool close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg, int connection)
 {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+    bool sent = false;
     {
         log_scope scope(lg.get());
         std::unique_lock<std::mutex> lock(c_client_mutex(), std::defer_lock);
         if (c_log_level.load() > 0) lock.lock();
-        zookeeper_close(zh);
+        // zookeeper_close says ZOK without sending anything when the handle is not connected, and also when
+        // no answer came in time: only the server closing its end (read below) says it ended the session.
+        const bool connected = zoo_state(zh) == ZOO_CONNECTED_STATE;
+        sent = zookeeper_close(zh) == ZOK && connected;
     }
-    if (connection >= 0) read_to_end_and_close(connection, deadline);
+    if (connection < 0) return false;  // no connection: nothing was sent
+    return read_to_end_and_close(connection, deadline) && sent;
 }
 
 }  // namespace zklock::detail

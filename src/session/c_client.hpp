@@ -113,7 +113,11 @@ void off_loop(Fn fn)
 /// ephemeral nodes stay until the session expires. The dup keeps the connection open past
 /// zookeeper_close, until the server closes its end (it does once closeSession is done) or 1.5 s after
 /// the close began; then it is closed with nothing unread.
-void close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg, int connection = -1);
+///
+/// Returns whether the server ended the session: the handle was connected, the closeSession went out,
+/// and the server then closed its end of `connection` within the 1.5 s. Otherwise (disconnected, or no
+/// answer in time) the session and its ephemeral nodes may stay on the server until it expires.
+bool close_handle(zhandle_t* zh, const std::shared_ptr<const log_target>& lg, int connection = -1);
 
 /// A host string's names as addresses, and the names that did not resolve.
 struct resolved_hosts {

@@ -78,6 +78,7 @@ void session_impl::connect(handler<> h)
         log->write(log_level::error, "cannot connect: " + why);
         state = session_state::closed;
         close_finished_ = true;  // nothing was opened: a later async_close completes at once
+        close_confirmed_ = true;
         post_completion(std::move(h), ec);
         return;
     }
@@ -277,14 +278,14 @@ void session_impl::enter_final(session_state s, error_code why)
     if (connect_handler_) post_completion(std::move(connect_handler_), why);
     keepalive_timer_.cancel();
     resolve_timer_.cancel();
-    let_go_of_handle(why, [w = weak_from_this()] {
-        if (auto self = w.lock()) self->on_handle_closed();
+    let_go_of_handle(why, [w = weak_from_this()](bool server_ended_it) {
+        if (auto self = w.lock()) self->on_handle_closed(server_ended_it);
     });
 }
 
 // Answers everything that waits on the C client now (its own completions later only free memory), and
 // closes the handle off the loop; `then` runs on the executor once it is closed.
-void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
+void session_impl::let_go_of_handle(error_code why, std::function<void(bool)> then)
 {
     for (auto& [rid, r] : std::exchange(inflight_, {})) {
         r->fail(why);
@@ -304,20 +305,21 @@ void session_impl::let_go_of_handle(error_code why, std::function<void()> then)
     timer_.cancel();
     timer_armed_ = false;  // (a cancelled wait leaves the flag as it was: a new handle must arm its own)
     handshake_timer_.cancel();
-    if (!zh_) {
-        if (then) then();
+    if (!zh_) {  // never opened: nothing of it is on the server
+        if (then) then(true);
         return;
     }
     zoo_set_context(zh_, nullptr);
     off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, connection, then = std::move(then)]() mutable {
-        close_handle(zh, lg, connection);
-        if (then) link->post(std::move(then));
+        const bool ended = close_handle(zh, lg, connection);
+        if (then) link->post([then = std::move(then), ended] { then(ended); });
     });
 }
 
-void session_impl::on_handle_closed()
+void session_impl::on_handle_closed(bool server_ended_it)
 {
     close_finished_ = true;
+    close_confirmed_ = server_ended_it;
     for (auto& [wid, h] : std::exchange(close_waiters_, {})) post_completion(std::move(h), error_code{});
     close_work_.reset();
 }

@@ -138,6 +138,10 @@ public:
     void wait_state(session_state from, handler<session_state> h);
     void close(error_code why = zklock::error::session_closed);
     void close_and_wait(handler<> h);
+    /// Once a close has finished: whether nothing of the session is left on the server (the server ended
+    /// it at our close, or it never opened). False when the close could not reach the server: its
+    /// ephemeral nodes stay until it expires.
+    bool close_confirmed() const noexcept { return close_confirmed_; }
     /// Why the session cannot take a request now (empty if it can); with a path, also whether the
     /// server would accept that path.
     error_code refusal() const;
@@ -151,7 +155,7 @@ public:
     void detach_helpers()
     {
         link_->detach();
-        if (!close_finished_ && is_final(state)) on_handle_closed();
+        if (!close_finished_ && is_final(state)) on_handle_closed(false);
     }
     void create(op::create request, handler<std::string, stat> h);
     /// create, for a caller that can do without the answer's stat: the creates made one after another in
@@ -254,8 +258,9 @@ private:
     void open_handle(std::string hosts);
     void on_handle_created(_zhandle* zh, int err, const std::string& unresolved);
     void renew();
-    void let_go_of_handle(error_code why, std::function<void()> then);
-    void on_handle_closed();
+    /// `then(server_ended_it)`: whether the server ended the session at our close (see close_handle).
+    void let_go_of_handle(error_code why, std::function<void(bool)> then);
+    void on_handle_closed(bool server_ended_it);
     void pump();
     void kick();
     void process(int events);
@@ -411,6 +416,7 @@ private:
     request_stats& kind_stats(const char* kind);
     std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;
+    bool close_confirmed_ = false;  // the server ended the session at our close (see close_confirmed)
     std::map<std::uint64_t, handler<>> close_waiters_;
     std::uint64_t next_close_waiter_ = 1;
     std::optional<asio::any_io_executor> close_work_;  // keeps the io_context running for close waiters

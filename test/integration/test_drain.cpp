@@ -343,3 +343,32 @@ BOOST_AUTO_TEST_CASE(a_drain_whose_confirmation_is_lost_confirms_again_after_the
         BOOST_TEST(a->state() == zklock::session_state::closed);
     });
 }
+
+// Issue 48.3: a drain that could not confirm its releases said success (2 of 3 servers down: the resign and
+// the close reached no server, the node stayed until the session expired). Here the one server is frozen:
+// the holder's release goes out unanswered, the grace runs out, and the close reaches no server either.
+BOOST_AUTO_TEST_CASE(a_drain_whose_releases_reach_no_server_says_timeout)
+{
+    zklock::testing::server zk;  // its own: frozen below
+    asio::io_context ioc;
+    auto c = config_for(zk.connect_string());
+    c.session_timeout = 30s;  // the client does not give the connection up during the test
+    session a(ioc, c);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await a.async_connect(use_awaitable);
+        mutex m(a, unique_path("drain-unreachable"));
+        auto g = co_await m.acquire(5s, use_awaitable);
+        zk.freeze();
+        outcome released, drained;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await g.release(tuple_awaitable);
+            released.set(ec);
+        }, asio::detached);
+        start_drain(ioc, a, 500ms, drained);
+        BOOST_TEST(co_await until_done(drained, 20s));
+        BOOST_TEST(drained.ec == zklock::error::timeout, drained.ec.message());
+        BOOST_TEST(co_await until_done(released));
+        BOOST_TEST(released.ec != zklock::error_code{});  // never confirmed either
+        zk.thaw();
+    }, 60s);
+}

@@ -61,7 +61,8 @@ auto confirm_failed(boost::system::error_code why)
 {
     return [=](drain_machine& m) { return m.confirmed(why); };
 }
-auto closed = [](drain_machine& m) { return m.closed(); };
+auto closed = [](drain_machine& m) { return m.closed(true); };
+auto closed_unanswered = [](drain_machine& m) { return m.closed(false); };  // no server answered the close
 auto deadline(bool holders)
 {
     return [=](drain_machine& m) { return m.deadline_passed(holders); };
@@ -132,6 +133,16 @@ const std::vector<row> rows = {
      {{start(1, soon, true), {"stop", "arm 5"}}, {gone, {"confirm"}},
       {confirm_failed(zklock::zk_errc::connection_loss), {"confirm"}}, {deadline(false), {"close at deadline"}},
       {confirmed, {}}, {closed, {"complete 1" + timed_out}}},
+     phase::done},
+    // Issue 48.3: with 2 of 3 servers down the releases and the close reached no server, and the drain said
+    // success while the nodes stayed until the session expired.
+    {"the close reaches no server after the deadline: the caller hears timeout",
+     {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {deadline(false), {"close at deadline"}},
+      {closed_unanswered, {"complete 1" + timed_out}}},
+     phase::done},
+    {"the releases confirmed, then the close reaches no server: nothing of the locks is left, success",
+     {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {confirmed, {"close"}},
+      {closed_unanswered, {"complete 1 ok"}}},
      phase::done},
     {"a sync refused for another reason does not loop: closed",
      {{start(1, soon, false), {"stop", "arm 5", "confirm"}}, {confirm_failed(zklock::zk_errc::no_auth), {"close"}},

@@ -71,15 +71,19 @@ drain_machine::actions drain_machine::confirmed(error_code ec)
         return {{.what = type::confirm}};
     }
     confirm_lost_ = false;
+    releases_confirmed_ = !ec;
     return close_now({}, false, {});
 }
 
-drain_machine::actions drain_machine::closed()
+drain_machine::actions drain_machine::closed(bool server_ended_it)
 {
     actions out;
     if (phase_ != phase::closing) return out;
     phase_ = phase::done;
-    complete_all(out, forced_ ? error_code(zklock::error::timeout) : error_code{});
+    // Nothing of the locks is left on the server if the sync confirmed the releases or the server ended
+    // the session at the close; else the nodes stay until the session expires, and the callers are told.
+    const bool unconfirmed = forced_ || (!releases_confirmed_ && !server_ended_it);
+    complete_all(out, unconfirmed ? error_code(zklock::error::timeout) : error_code{});
     return out;
 }
 

@@ -4,6 +4,7 @@
 // clock read here: the deadline comes in as a time point, its passing as an event.
 //
 //   waiting ──(no holder left)──> confirming ──(the server answered a sync)──> closing ──(closed)──> done
+//   (success only if the close itself reached the server too: else error::timeout)
 //      └─────────(deadline passed, or a caller cut it short)─────────────────────┘
 //
 // The sync between the last release and the close makes the server answer every delete sent before it
@@ -61,8 +62,10 @@ public:
     actions cut_short(std::uint64_t id, bool holders);
     /// The sync sent by `confirm` was answered (`ec` empty) or failed.
     actions confirmed(error_code ec);
-    /// The server ended the session that `close` closed.
-    actions closed();
+    /// The session that `close` closed is closed; `server_ended_it`: the server answered the close (nothing
+    /// of the session is left there). Without that answer, and without a sync that confirmed the releases
+    /// (no server reachable), the nodes stay until the session expires: the callers hear error::timeout.
+    actions closed(bool server_ended_it);
     /// The session ended by itself (expired, or closed by someone else) with `why`.
     actions session_ended(error_code why);
 
@@ -77,6 +80,7 @@ private:
     std::optional<clock_time> deadline_;
     bool forced_ = false;        // the close came with something still held, or unconfirmed
     bool confirm_lost_ = false;  // the last confirming sync was lost with the connection
+    bool releases_confirmed_ = false;  // a sync answered after the last release: every delete was applied
 };
 
 }  // namespace zklock::detail
