@@ -260,9 +260,11 @@ public:
     /// once with `operation_aborted` (the server is told in the background; keep running the io_context).
     /// Total: not supported (the waiters were already failed); ignored, the drain goes on.
     /// @par Errors
-    /// Success when every holder released in time; `error::timeout` when the grace ran out first (the
-    /// session is closed all the same), or when another caller's cancellation closed it with locks still
-    /// held; `error::already_closed` when the session was closed or expired before the call; the session's
+    /// Success when every holder released in time and nothing of the locks is left on the server (the
+    /// releases were confirmed by the server, or it ended the session at the close); `error::timeout` when
+    /// the grace ran out first (the session is closed all the same), when another caller's cancellation
+    /// closed it with locks still held, or when neither the releases nor the close reached a server (no
+    /// quorum: the nodes stay until the session expires); `error::already_closed` when the session was closed or expired before the call; the session's
     /// end (`error::session_expired`, `error::auth_failed`, or `error::session_closed` when something else
     /// closed it) if it ended during the drain; `operation_aborted` when cancelled.
     /// @par Thread safety
