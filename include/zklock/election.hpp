@@ -41,9 +41,11 @@ void async_observe_election(std::shared_ptr<lock_queue> q, error_code refusal, s
 /**
  * Leadership of an election: a guard on the leader's node (see guard.hpp) that also resigns and
  * proclaims. `token()` is the term's fencing token (the creation zxid of its node: every later term has
- * a greater one); `async_wait_lost` tells the leader that it was deposed (its session expired, its node
- * was deleted, or no answer came through the ZooKeeper leader for the loss grace), before another
- * candidate can lead; guarded writes are refused by the server once it no longer leads.
+ * a greater one); `async_wait_lost` tells the leader that it was deposed: before another candidate can
+ * lead when no answer came through the ZooKeeper leader for the loss grace (the session would expire
+ * next); at the same moment as the next candidate when someone else deleted its node or ended its
+ * session (see docs/loss-and-fencing.md). Guarded writes are refused by the server once it no longer
+ * leads, whoever hears first.
  */
 class leadership : public guard {
 public:
@@ -280,8 +282,9 @@ public:
      * Campaigns for at most `timeout` (zero: leads only if nobody else does; a timeout too long for the
      * clock, such as seconds::max(): no deadline). Completes with a `leadership` when this candidate
      * leads: `void(error_code, leadership)`. A leader that loses its session or node hears it through its
-     * leadership's async_wait_lost before another candidate can lead; to run work only while leading, use
-     * `zklock::while_held(l, work())`.
+     * leadership's async_wait_lost (before another candidate can lead when its session stops hearing from
+     * ZooKeeper; at the same moment as the next candidate when someone else deletes its node); to run
+     * work only while leading, use `zklock::while_held(l, work())`.
      *
      * @par Executor
      * The campaign (the candidate's node, the watches on the one ahead) runs on the session's executor;

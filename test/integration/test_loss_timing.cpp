@@ -9,6 +9,7 @@
 #include "test_util.hpp"
 
 #include <zklock/testing/faults.hpp>
+#include <zklock/while_held.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -204,6 +205,68 @@ BOOST_AUTO_TEST_CASE(a_holder_on_a_follower_is_told_while_the_leader_is_paused)
     std::cout << "loss timing, paused leader: holder told during the pause in " << told_in_time << " of " << rounds
               << " rounds" << std::endl;
     BOOST_TEST(told_in_time == rounds);
+}
+
+// while_held's promise for a holder that stops hearing from ZooKeeper (issue 48.7): its work has stopped
+// before anyone else holds the lock. The holder's only server is a follower, frozen while the work runs;
+// the other client enters the same section once it holds: no overlap is allowed, and the test asserts it.
+BOOST_AUTO_TEST_CASE(while_held_stops_the_work_of_a_silent_holder_before_anyone_else_holds)
+{
+    zklock::testing::server_options opts;
+    opts.tick_ms = 200;
+    zklock::testing::cluster cl(3, opts);
+    const auto leader = cl.leader();
+    const auto follower = (leader + 1) % 3;
+    const auto bystander = 3 - leader - follower;
+    asio::io_context ioc;
+    auto hcfg = config_for(only(cl.client_port(follower)));
+    hcfg.session_timeout = 4s;
+    auto ocfg = config_for(only(cl.client_port(leader)) + "," + only(cl.client_port(bystander)));
+    session holder(ioc, hcfg), other(ioc, ocfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await holder.async_connect(use_awaitable);
+        co_await other.async_connect(use_awaitable);
+        const auto path = unique_path("while-held-silent");
+        mutex hm(holder, path), om(other, path);
+        auto g = co_await hm.acquire(10s, use_awaitable);
+        int inside = 0, overlaps = 0;
+        bool holder_done = false;
+        zklock::error_code why;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            try {
+                co_await zklock::while_held(g, [&]() -> asio::awaitable<void> {
+                    ++inside;
+                    struct leave {
+                        int& n;
+                        ~leave() { --n; }
+                    } on_exit{inside};
+                    co_await asio::steady_timer(co_await asio::this_coro::executor, 60s).async_wait(use_awaitable);
+                }());
+            } catch (const boost::system::system_error& e) {
+                why = e.code();
+            }
+            holder_done = true;
+        }, asio::detached);
+        std::optional<zklock::guard> og;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [ec, got] = co_await om.acquire(30s, tuple_awaitable);
+            if (ec) co_return;
+            if (inside++ > 0) ++overlaps;  // the other client enters the section
+            og = std::move(got);
+        }, asio::detached);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return inside == 1 && (co_await children(other, path)).size() == 2u;
+        }));
+        cl.freeze(follower);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return og.has_value(); }, 20s));
+        BOOST_TEST(holder_done);
+        BOOST_TEST(overlaps == 0);
+        BOOST_TEST(why == zklock::error::ownership_uncertain, why.message());
+        co_await og->release(tuple_awaitable);
+        cl.thaw(follower);
+        co_await holder.async_close(tuple_awaitable);
+        co_await other.async_close(tuple_awaitable);
+    }, 90s);
 }
 
 BOOST_AUTO_TEST_CASE(a_loss_grace_above_the_bound_is_refused_at_connect_and_leaves_nothing)
