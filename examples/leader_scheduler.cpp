@@ -10,7 +10,9 @@
 // server, as when its process is killed or cut off for longer than its session timeout
 // (testing::kill_session); the candidate then starts a new session, as a restarted process would. It
 // prints leaders, terms and runs, then a summary read back from ZooKeeper; exit status 0 only if every
-// run was recorded once, none by a deposed leader, and every fault ended a term. A write whose answer was
+// run was recorded once, none by a deposed leader, every fault ended a term, and no leader gave its term
+// up while it still led (a connection loss, as at a ZooKeeper failover, leaves the term intact: the
+// leader retries, zklock::is_retryable, while !l.lost()). A write whose answer was
 // lost (the session ended meanwhile) may have been recorded: the next leader reads last-run again, so it
 // is neither lost nor run twice. Without --hosts it starts a local ZooKeeper.
 #include <zklock/election.hpp>
@@ -88,6 +90,7 @@ struct ledger {
     int unknown = 0;                        // writes whose answer was lost (the audit reads what happened)
     int base = 0;                           // last-run when this program started (runs go on from there)
     int terms = 0, faults_done = 0;
+    int abdications = 0;  // terms ended while still leading (not lost, not done): a failover must not
     bool done = false;
     std::map<std::string, zklock::session*> sessions;  // id -> its current session (for the faults)
 };
@@ -99,20 +102,31 @@ std::string run_name(int k)
     return buf;
 }
 
-/// The leader's job: one run per period, each recorded with a guarded write. Returns when the term ends.
-asio::awaitable<void> lead(zklock::session& s, zklock::leadership& l, const std::string& id, const options& o,
+/// The leader's job: one run per period, each recorded with a guarded write. Returns when the term ends:
+/// with the error that ended it, if an error did (empty when all is done or the term was lost).
+asio::awaitable<boost::system::error_code> lead(zklock::session& s, zklock::leadership& l, const std::string& id, const options& o,
                            ledger& book)
 {
     const auto last = o.path + "/last-run";
     asio::steady_timer period(co_await asio::this_coro::executor);
     while (!book.done) {
         auto [rec, data, st] = co_await s.async_get_data(last, use_tuple);
-        if (rec) co_return;  // the session is gone: so is this term
+        if (rec) {
+            // A connection loss (ZooKeeper's leader failing over) leaves the session, and so the term,
+            // intact: read again after a pause while the term lasts. Only the term's end (l.lost(): the
+            // session expired, the node went) or an error that no retry mends ends it.
+            if (zklock::is_retryable(rec) && !l.lost()) {
+                period.expires_after(100ms);
+                co_await period.async_wait(use_tuple);
+                continue;
+            }
+            co_return rec;
+        }
         int k = 0;
         std::from_chars(data.data(), data.data() + data.size(), k);
         if (k >= book.base + o.runs) {  // the last run was recorded by a write whose answer was lost
             book.done = true;
-            co_return;
+            co_return boost::system::error_code{};
         }
         const auto by = id + " " + l.token().to_string();
         // The job itself would run here; what makes it "once" is that only one leader records run k+1.
@@ -121,17 +135,25 @@ asio::awaitable<void> lead(zklock::session& s, zklock::leadership& l, const std:
                                              zklock::op::create{o.path + "/runs/" + run_name(k + 1), by}};
         auto [ec, results] = co_await l.async_guarded_multi(std::move(record), use_tuple);
         if (ec == zklock::error::outcome_unknown) {
-            // Sent, and the answer lost: it may have been recorded. Whoever leads next reads last-run
-            // again, so the run is neither lost nor done twice; the audit at the end reads which it was.
+            // Sent, and the answer lost (a connection loss): it may have been recorded. The term goes on if
+            // it is intact: reading last-run again says whether it was (the next leader would do the
+            // same), so the run is neither lost nor done twice; the audit at the end reads which it was.
             ++book.unknown;
             std::cout << id << ": run " << k + 1 << " unknown: " << ec.message() << "\n";
-            co_return;
+            if (l.lost()) co_return boost::system::error_code{};
+            period.expires_after(100ms);
+            co_await period.async_wait(use_tuple);
+            continue;
         }
         if (ec) {
             ++book.refused;
             std::cout << id << ": run " << k + 1 << " refused: " << ec.message() << "\n";
-            if (l.lost() || ec == zklock::error::lock_node_deleted) co_return;
-            continue;  // raced with another write (cannot happen while we lead): read again
+            if (l.lost() || ec == zklock::error::lock_node_deleted) co_return boost::system::error_code{};
+            if (zklock::is_retryable(ec)) {  // not sent, or refused unapplied: the term is intact
+                period.expires_after(100ms);
+                co_await period.async_wait(use_tuple);
+            }
+            continue;  // read again (a race with another write cannot happen while we lead)
         }
         ++book.recorded[k + 1];
         std::cout << "run " << k + 1 << " by " << by << "\n";
@@ -139,6 +161,7 @@ asio::awaitable<void> lead(zklock::session& s, zklock::leadership& l, const std:
         period.expires_after(std::chrono::milliseconds(o.period_ms));
         co_await period.async_wait(use_tuple);
     }
+    co_return boost::system::error_code{};
 }
 
 /// A process: campaigns, leads until its term ends, and starts a new session when its session ended.
@@ -162,8 +185,16 @@ asio::awaitable<void> candidate(std::string hosts, std::string id, const options
             }
             ++book.terms;
             std::cout << id << " leads, term " << l.token().to_string() << "\n";
-            co_await lead(s, l, id, o, book);
+            const auto ended_by = co_await lead(s, l, id, o, book);
+            const bool session_over = ended_by == zklock::error::session_expired ||
+                                      ended_by == zklock::error::session_closed || ended_by == zklock::error::auth_failed;
             if (auto why = l.lost()) std::cout << id << " was deposed: " << why.message() << "\n";
+            else if (session_over)  // told by the read before the term's own loss signal: the same end
+                std::cout << id << " was deposed: " << ended_by.message() << "\n";
+            else if (!book.done) {
+                ++book.abdications;
+                std::cout << id << " gave its term up while still leading: " << ended_by.message() << "\n";
+            }
             co_await l.resign(use_tuple);
         }
         book.sessions.erase(id);
@@ -281,7 +312,10 @@ int main(int argc, char** argv)
               << "refused writes            " << book.refused << "\n"
               << "answers lost              " << book.unknown << "\n"
               << "terms                     " << book.terms << "\n"
+              << "terms given up            " << book.abdications << "\n"
               << "faults                    " << book.faults_done << "\n";
-    if (status == 0 && (found.missing || twice || found.by_deposed || book.terms < book.faults_done + 1)) status = 1;
+    if (status == 0 && (found.missing || twice || found.by_deposed || book.abdications ||
+                        book.terms < book.faults_done + 1))
+        status = 1;
     return status;
 }

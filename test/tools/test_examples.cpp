@@ -3,6 +3,7 @@
 #define BOOST_TEST_MODULE example_tests
 #include "process_util.hpp"
 
+#include <zklock/testing/cluster.hpp>
 #include <zklock/testing/server.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -231,4 +232,37 @@ BOOST_AUTO_TEST_CASE(leader_scheduler_runs_each_period_once_through_leader_fault
     BOOST_TEST(s["runs by a deposed leader"] == "0");
     BOOST_TEST(s["faults"] == "2");          // each fault found the leader and ended its session
     BOOST_TEST(std::stoi(s["terms"]) >= 3);  // and each ended a term
+}
+
+// Issue 48.9: the example ended its term on any error of a plain read, so a connection loss (the session
+// alive, the term intact) changed the leader at 7 of 7 kills of ZooKeeper's leader. Here ZooKeeper's
+// leader is killed twice while the scheduler runs: no leader may give its term up while it still leads
+// (the example counts such terms and exits 1 if there is one), and every run is recorded once.
+BOOST_AUTO_TEST_CASE(leader_scheduler_keeps_its_term_through_zookeeper_failovers)
+{
+    zklock::testing::server_options opts;
+    opts.tick_ms = 200;
+    zklock::testing::cluster cl(3, opts);
+    temp_dir dir;
+    const auto out = dir / "out";
+    process p({EXAMPLE_LEADER_SCHEDULER, "--hosts", cl.connect_string(), "--candidates", "3", "--runs", "80",
+               "--faults", "0", "--period-ms", "50", "--path", "/examples-test/failover"},
+              out, dir / "err");
+    BOOST_REQUIRE(eventually([&] { return read_file(out).find(" leads, term ") != std::string::npos; }, 30s));
+    for (int kill = 0; kill < 2; ++kill) {
+        const auto leader = cl.leader();
+        cl.stop(leader);
+        BOOST_REQUIRE_NO_THROW(cl.leader());  // the others elect a new one
+        cl.start(leader);
+    }
+    const auto code = p.wait_for(180s);
+    const auto text = read_file(out);
+    BOOST_TEST_MESSAGE(text << read_file(dir / "err"));
+    BOOST_TEST(code.value_or(-1) == 0);
+    auto s = summary(text);
+    BOOST_TEST(s["runs"] == "80");
+    BOOST_TEST(s["runs missing"] == "0");
+    BOOST_TEST(s["runs recorded twice"] == "0");
+    BOOST_TEST(s["runs by a deposed leader"] == "0");
+    BOOST_TEST(s["terms given up"] == "0");
 }
