@@ -110,7 +110,11 @@ void session_impl::follow_ensemble()
             if (address_set(hosts) != address_set(self->followed_hosts_)) {
                 // Answers of lookups started earlier may come later: only the newest membership is applied.
                 const auto gen = ++self->membership_gen_;
-                const std::string at = self->zh_ ? zoo_get_current_server(self->zh_) : "";
+                std::string at;
+                if (self->zh_) {  // the C client's shared state (its address printing) under its mutex
+                    c_call scope(self->log.get());
+                    at = zoo_get_current_server(self->zh_);
+                }
                 self->resolve_off_loop(hosts, [self = self.get(), hosts, gen, at](std::string addresses, std::string unresolved) {
                     if (gen != self->membership_gen_) return;
                     if (addresses.empty()) {  // keep following names that still resolve

@@ -130,8 +130,13 @@ bool session_impl::submit(Request* r, int rc)
         std::unique_ptr<Request> owned(r);
         error_code ec = zk_error(rc);
         // The handle learnt of its end before our state did (the session event is still on its way):
-        // report the end itself, not the C client's "invalid state".
-        if (rc == ZINVALIDSTATE && leave_if_unrecoverable()) ec = refusal();
+        // report the end itself, not the C client's "invalid state". (After a renewal the new session is
+        // still opening and refusal() would say not_connected: the request met the expired session.)
+        if (rc == ZINVALIDSTATE) {
+            const bool expired = zoo_state(zh_) == ZOO_EXPIRED_SESSION_STATE;
+            if (leave_if_unrecoverable()) ec = expired ? error_code(zklock::error::session_expired) : refusal();
+        }
+        refused_at_submit = true;
         owned->fail(ec);
         notice_silent_close();
         return false;

@@ -179,6 +179,10 @@ public:
     void get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h);
     void set_data(std::string path, std::string data, int version, handler<stat> h);
     void multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h);
+    /// Set when the C client refused, synchronously, a request just made (nothing was sent; its handler
+    /// is answered later, never inside the call). A caller that must tell "never sent" from "answer lost"
+    /// (a guarded write's outcome_unknown) clears it, makes the request, and reads it.
+    bool refused_at_submit = false;
     /// Sends the deletes that remove() holds back (see removes_). Done before any other request, so that
     /// the session's order is kept, and at the end of the turn that queued them.
     void send_removes();

@@ -121,10 +121,12 @@ void send_guarded(Pending& pending, std::vector<hold_ref> holds, std::vector<mul
     for (auto& o : ops) all.push_back(std::move(o));
     if (auto ec = s->refusal()) return done(ec, std::vector<multi_result>{});  // nothing sent: not applied
     if (!pending->send_now()) return;
-    s->multi(std::move(all), [s, n = holds.size(), done = std::move(done)](error_code ec, std::vector<multi_result> r) mutable {
+    auto never_sent = std::make_shared<bool>(false);
+    s->refused_at_submit = false;
+    s->multi(std::move(all), [s, n = holds.size(), never_sent, done = std::move(done)](error_code ec, std::vector<multi_result> r) mutable {
         for (std::size_t i = 0; i < n && i < r.size(); ++i)
             if (r[i].ec == zk_errc::no_node) ec = zklock::error::lock_node_deleted;
-        if (answer_lost(ec)) {  // sent, and no verdict came back: it may have been applied
+        if (answer_lost(ec) && !*never_sent) {  // sent, and no verdict came back: it may have been applied
             s->log->write(log_level::warning, "zklock: a guarded write's answer was lost (" + ec.message() +
                                                   "): it may or may not have been applied");
             ec = zklock::error::outcome_unknown;
@@ -132,6 +134,7 @@ void send_guarded(Pending& pending, std::vector<hold_ref> holds, std::vector<mul
         r.erase(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.size())));
         done(ec, std::move(r));
     });
+    *never_sent = s->refused_at_submit;  // before the answer runs: it is posted, never run inside multi()
 }
 
 /// The one session of `holds`, or null for an empty guard or locks of several sessions (one multi runs on
