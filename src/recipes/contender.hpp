@@ -51,6 +51,8 @@ public:
     void watch_own() { perform(machine_.watch_own_node()); }
     /// Before start: see contender_machine::pass_over.
     void pass_over(std::string child) { machine_.pass_over(std::move(child)); }
+    /// Before start: see contender_machine::grant_only_on_listing.
+    void grant_only_on_listing() { machine_.grant_only_on_listing(); }
     /// Deletes the node; `done` (may be empty) gets ZooKeeper's answer.
     void release(handler<> done);
 

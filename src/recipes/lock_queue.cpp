@@ -374,6 +374,7 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
                                                    opts.node_data.value_or(encode_node_data(s->cfg.owner, std::nullopt)),
                                                    opts.kazoo_name);
             if (!opts.passed_over.empty()) current_->pass_over(opts.passed_over);
+            if (opts.grant_only_on_listing) current_->grant_only_on_listing();
             s->retain_keepalive();
             data_version_ = 0, published_.reset(), data_foreign_ = false;  // a new node: its data as created
             queued_behind_ = false;

@@ -33,6 +33,8 @@ struct lock_queue_options {
     /// Counted in the session's statistics under this stats label (zklock/stats.hpp); none: not counted
     /// (a semaphore's internal lock, whose acquires are the semaphore's).
     std::optional<std::string> stats_label = std::string();
+    /// Hold only on a listing (contender_machine::grant_only_on_listing): an election's candidate.
+    bool grant_only_on_listing = false;
     friend bool operator==(const lock_queue_options&, const lock_queue_options&) = default;
 };
 

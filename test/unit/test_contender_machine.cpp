@@ -321,6 +321,39 @@ BOOST_FIXTURE_TEST_CASE(a_foreign_schema_fails_and_deletes_our_node, fixture)
     BOOST_TEST(m.finished());
 }
 
+// Issue 48.5: an election's candidate waiting when a Curator LeaderLatch node joined its path was granted
+// on its predecessor's deletion, without a listing, and led beside the latch. With grant_only_on_listing
+// the last deletion lists the directory first: the latch node is seen, and the campaign refused.
+BOOST_FIXTURE_TEST_CASE(a_candidate_holds_only_on_a_listing_that_shows_no_other_recipe, fixture)
+{
+    m.grant_only_on_listing();
+    created();
+    auto out = m.on_listed(r, listing::place, ok, {v4, own});
+    BOOST_TEST(show(out) == "get_data(" + v4 + ") get_data(" + own + ") waiting");
+    m.on_data(r, watch_slot::predecessor, ok, 40);
+    out = m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted);
+    BOOST_TEST(show(out) == "drop_watch list");  // not acquired: the listing decides
+    BOOST_TEST(!m.held());
+    const auto latch = seq_name("_c_z-latch-", 7);  // joined behind us while we waited
+    out = m.on_listed(r, listing::place, ok, {own, latch});
+    BOOST_TEST(show(out) == "schema_found drop_watch drop_watch delete_node(" + own + ") failed");
+    BOOST_TEST(failure(out) == error_code(zerr::error::schema_mismatch));
+    BOOST_TEST(!m.held());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_candidate_granted_on_a_clean_listing_holds, fixture)
+{
+    m.grant_only_on_listing();
+    auto out = m.start(true);  // a sequence proof is no listing: the listing is pipelined all the same
+    BOOST_TEST(show(out) == "create_node(_c_u-lock-) list");
+    BOOST_TEST(m.on_created(r, ok, own_path, 100, true).empty());
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + v4 + ") get_data(" + own + ") waiting");
+    m.on_data(r, watch_slot::predecessor, ok, 40);
+    BOOST_TEST(show(m.on_watch_fired(r, watch_slot::predecessor, ok, wet::deleted)) == "drop_watch list");
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {own})) == "acquired");
+    BOOST_TEST(m.held());
+}
+
 BOOST_FIXTURE_TEST_CASE(a_holding_reader_lingers_beside_readers_but_not_before_a_writer, fixture)
 {
     remake(contender_kind::reader, true, true);

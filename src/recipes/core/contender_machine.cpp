@@ -22,7 +22,7 @@ contender_machine::contender_machine(std::string dir, std::string prefix, conten
 contender_machine::actions contender_machine::start(bool by_sequence)
 {
     actions out;
-    do_start(out, !by_sequence);
+    do_start(out, !by_sequence || grant_on_listing_only_);  // a sequence proof alone is no listing
     return out;
 }
 
@@ -236,6 +236,7 @@ void contender_machine::obstacle_gone(actions& out)
     // Each watch ahead has fired or was never set; our own node's is no longer needed.
     next_round();
     out.push_back({.what = type::drop_watch, .slot = watch_slot::predecessor});
+    if (grant_on_listing_only_) return relist(out);  // the listing decides, and sees another recipe's node
     become_holder(out);
 }
 

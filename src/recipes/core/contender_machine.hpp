@@ -107,6 +107,11 @@ public:
     /// Before start: `child` (a name in the directory) does not count as ahead of our node. A downgrade's
     /// read node passes over the write node its session holds.
     void pass_over(std::string child) { passed_over_ = std::move(child); }
+    /// Before start: hold only on a listing that shows the directory still ours (no other recipe's node
+    /// in it), never on the last watched node's deletion or a sequence proof alone: that costs a round
+    /// trip a grant. An election's candidate asks for it: a Curator LeaderLatch node that joined the path
+    /// while we waited leads at once beside a candidate granted without a listing (issue 48.5).
+    void grant_only_on_listing() noexcept { grant_on_listing_only_ = true; }
 
     // Answers and notifications.
     /// `first`: the owner proved from the sequence that the node is first (see start).
@@ -164,6 +169,7 @@ private:
     contender_kind kind_;
     std::string passed_over_;
     bool permitted_, watch_followers_;
+    bool grant_on_listing_only_ = false;  // see grant_only_on_listing
     bool own_wanted_;           // watch our own node once held (watch_own_node, or at once for followers)
     bool own_watched_ = false;  // ... and the watch was asked for
     bool finished_ = false;

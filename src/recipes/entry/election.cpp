@@ -25,6 +25,9 @@ std::shared_ptr<lock_queue> election_queue_for(const std::shared_ptr<session_imp
     lock_queue_options q{kind, {false, 0, false}, options.acl};
     q.node_data = id;
     q.kazoo_name = options.style == election_style::kazoo;
+    // Every grant on a listing, which refuses a path where another recipe's candidates appeared while
+    // this one waited (a LeaderLatch's would lead beside it): a round trip a term, not a hand-off's cost.
+    q.grant_only_on_listing = true;
     return find_lock_queue(s, "election:" + path, path, q, refusal);
 }
 
