@@ -387,12 +387,13 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
         case type::release_contender: {
             const auto seq = current_sequence();
             if (auto c = drop_contender()) {
-                if (!memo_) memo_ = std::make_shared<sequence_memo>();  // kept in the session when this queue goes
-                if (seq) memo_->proof.released(*seq);
+                // Kept in the session when this queue goes (not for a one-off key: nobody looks it up).
+                if (!memo_ && !opts.one_off) memo_ = std::make_shared<sequence_memo>();
+                if (seq && memo_) memo_->proof.released(*seq);
                 // The delete's answer also tells the proof that the node is gone (a later lock object on
                 // the key may be the one to use it).
                 c->release([m = memo_, ss = s, seq, done = a.answer && done ? done->share() : nullptr](error_code ec) {
-                    if (!ec && seq) m->proof.deleted(*seq);
+                    if (!ec && seq && m) m->proof.deleted(*seq);
                     if (done) done->complete(*ss, ec);
                 });
             }

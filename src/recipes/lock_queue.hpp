@@ -35,6 +35,9 @@ struct lock_queue_options {
     std::optional<std::string> stats_label = std::string();
     /// Hold only on a listing (contender_machine::grant_only_on_listing): an election's candidate.
     bool grant_only_on_listing = false;
+    /// A queue for one hold under a key of its own (a downgrade's read node): no sequence memo is kept
+    /// for its key, which no later lock object looks up.
+    bool one_off = false;
     friend bool operator==(const lock_queue_options&, const lock_queue_options&) = default;
 };
 

@@ -26,6 +26,7 @@ void semaphore_queue::subscribe()
             // release it. Waiters served but held back wait again (or fail) with the others.
             const bool keep = requeues(*q->s);
             for (auto& [holder, l] : q->held_) {
+                l.cut_off = true;
                 q->lose(holder, zklock::error::session_expired);  // tells its loss listeners
                 // Its node is gone: no revocation can reach it any more (as a mutex's holder is told).
                 q->drop_listeners(holder);

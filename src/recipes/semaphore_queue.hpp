@@ -11,6 +11,7 @@
 
 #include <zklock/semaphore.hpp>
 
+#include <algorithm>
 #include <set>
 #include <variant>
 
@@ -47,7 +48,12 @@ public:
     static constexpr std::size_t max_permits_at_once = 4096;
 
 protected:
-    bool has_holders() const override { return !held_.empty(); }
+    /// A hold cut off by a session renewal is no holder any more (its node went with the old session),
+    /// though its guard still has to be released: a drain does not wait for it, as for a mutex's.
+    bool has_holders() const override
+    {
+        return std::any_of(held_.begin(), held_.end(), [](const auto& h) { return !h.second.cut_off; });
+    }
     void grace_passed() override;
     void lease_ran_out(std::uint64_t holder) override;
     void leases_changed() override;
@@ -91,6 +97,7 @@ private:
         error_code lost;
         bool revoke_requested = false;
         bool watched = false;  // the node's watch is asked for (see ensure_watched)
+        bool cut_off = false;  // its session was renewed: the node went with the old one
     };
     /// A lease let go by its holder, on its way to a local waiter or back to ZooKeeper.
     struct freed_lease {

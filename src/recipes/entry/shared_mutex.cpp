@@ -14,6 +14,9 @@
 
 #include <zklock/shared_mutex.hpp>
 
+#include <atomic>
+#include <string>
+
 namespace zklock::detail {
 
 std::shared_ptr<lock_queue> rw_queue_for(const std::shared_ptr<session_impl>& s, const std::string& path, bool readers,
@@ -65,8 +68,14 @@ void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_q
         auto o = readers->opts;
         o.passed_over = write.node.substr(write.node.rfind('/') + 1);
         o.queue.linger = false;
-        op->own = std::make_shared<lock_queue>(s, "downgrade:" + readers->path, readers->path, o);
+        o.one_off = true;
+        // Registered under a key of its own (one per downgrade), so that the session's drain asks its holder
+        // to let go and waits for it, as for every other holder (issue 48.4).
+        static std::atomic<std::uint64_t> next_downgrade{0};  // sessions run on several threads
+        const auto key = "downgrade:" + readers->path + "#" + std::to_string(++next_downgrade);
+        op->own = std::make_shared<lock_queue>(s, key, readers->path, o);
         op->own->subscribe();
+        registry_of(*s).states[key] = op->own;
         op->id = op->own->new_id();
         // One look: the node holds at once, or a writer is in between.
         op->own->acquire(op->id, std::chrono::steady_clock::now(), std::nullopt,
