@@ -73,10 +73,14 @@ struct lock_stats {
 };
 
 /// The requests of one kind ("create", "remove", "get_children", "multi", ...) a session sent.
+/// Every request sent ends once: answered (`round_trip.count`, its errors in `errors`), or failed without
+/// an answer when its connection or session ended first (`unanswered`, also in `errors` by the reason:
+/// "connection_loss", "session_closed", ...). So `sent == round_trip.count + unanswered` once none is out.
 struct request_stats {
     std::uint64_t sent = 0;                       ///< requests of this kind handed to the C client
-    std::map<std::string, std::uint64_t> errors;  ///< answers other than success, by error_name()
+    std::map<std::string, std::uint64_t> errors;  ///< failures (answered or not), by error_name()
     latency_histogram round_trip;                 ///< from the hand-off to the C client to the answer
+    std::uint64_t unanswered = 0;                 ///< failed with no answer: the connection or session ended
 };
 
 /// Counters of one session and of its locks: a consistent snapshot, read on the session's executor

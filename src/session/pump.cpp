@@ -102,6 +102,7 @@ void session_impl::notice_silent_close()
     set_state(session_state::connecting);
     const bool stale = !inflight_.empty();
     for (auto& [rid, r] : std::exchange(inflight_, {})) {
+        count_unanswered(*r, zk_errc::connection_loss);
         if (r->watch) drop_watch(r->watch);
         r->fail(zk_errc::connection_loss);
         r->owner.reset();

@@ -288,6 +288,7 @@ void session_impl::enter_final(session_state s, error_code why)
 void session_impl::let_go_of_handle(error_code why, std::function<void(bool)> then)
 {
     for (auto& [rid, r] : std::exchange(inflight_, {})) {
+        count_unanswered(*r, why);
         r->fail(why);
         r->owner.reset();
     }
@@ -443,6 +444,13 @@ void session_impl::finished(request_base* r, int rc)
 }
 
 // --- Statistics -------------------------------------------------------------------------------
+void session_impl::count_unanswered(const request_base& r, error_code why)
+{
+    auto& kind = kind_stats(r.kind);
+    ++kind.unanswered;
+    ++kind.errors[error_name(why)];
+}
+
 request_stats& session_impl::kind_stats(const char* kind)
 {
     for (auto& [k, st] : request_kinds_)
@@ -460,6 +468,7 @@ session_stats session_impl::snapshot() const
         into.sent += st.sent;
         for (const auto& [name, n] : st.errors) into.errors[name] += n;
         into.round_trip.merge(st.round_trip);
+        into.unanswered += st.unanswered;
     }
     if (add_lock_gauges) add_lock_gauges(out);
     out.locks = lock_stats{};

@@ -418,6 +418,9 @@ private:
     /// map's; two literals of one text from different files are merged by snapshot()).
     std::vector<std::pair<const char*, request_stats>> request_kinds_;
     request_stats& kind_stats(const char* kind);
+    /// A request failed here without an answer (its connection or the session ended first): counted once,
+    /// as unanswered and under `why` (its C completion later only frees it).
+    void count_unanswered(const request_base& r, error_code why);
     std::shared_ptr<helper_link> link_;
     bool close_finished_ = false;
     bool close_confirmed_ = false;  // the server ended the session at our close (see close_confirmed)
