@@ -95,7 +95,8 @@ BOOST_AUTO_TEST_CASE(a_read_reports_the_first_candidate_and_its_value)
 BOOST_AUTO_TEST_CASE(a_value_of_an_earlier_term_is_not_reported)
 {
     leader_observer m(dir, std::nullopt);
-    BOOST_TEST((read_b(m, encode_proclaimed(a, "old")).what == step::report));
+    const std::string earlier = "_c_zzzz-lock-0000000000";  // a term before b's (b is 1)
+    BOOST_TEST((read_b(m, encode_proclaimed(earlier, "old")).what == step::report));
     BOOST_TEST((m.leader() == leader_b()));
 }
 
@@ -118,6 +119,34 @@ BOOST_AUTO_TEST_CASE(a_new_value_of_the_same_term_is_news)
     BOOST_TEST((read_b(m, encode_proclaimed(b, "v1")).what == step::await_watch));
     BOOST_TEST((read_b(m, encode_proclaimed(b, "v2")).what == step::report));
     BOOST_TEST((m.leader() == leader_b("v2")));
+}
+
+// Issue 48.8: a new term that proclaims between the observer's two reads (the leader's node, then the
+// directory's value) made it report the old leader with no value, a state that never existed. A value
+// of a later term than the leader read means the round is stale: it starts again.
+BOOST_AUTO_TEST_CASE(a_later_terms_value_read_after_the_leader_starts_the_round_again)
+{
+    leader_observer m(dir, leader_b("v1"));
+    BOOST_TEST((read_b(m, encode_proclaimed(a, "v9")) == leader_observer::action{step::sync, dir}));
+    // The new round reads the new term.
+    BOOST_TEST((m.on_synced({}) == leader_observer::action{step::list, dir}));
+    BOOST_TEST((m.on_listed({}, {a}) == leader_observer::action{step::read_leader, dir + "/" + a}));
+    BOOST_TEST((m.on_leader_read({}, "node-8", 50) == leader_observer::action{step::read_value, dir}));
+    BOOST_TEST((m.on_value_read({}, encode_proclaimed(a, "v9")).what == step::report));
+    BOOST_TEST((m.leader() == leader_info{"node-8", dir + "/" + a, {50, 0}, std::string("v9")}));
+}
+
+// Issue 48.8: a revocation request written on the leader's node (Curator's Revoker, zklock revoke) read as
+// a leader change with an empty id. The node is the same term: its id is the one known.
+BOOST_AUTO_TEST_CASE(a_revocation_request_on_the_leaders_node_is_no_leader_change)
+{
+    leader_observer m(dir, leader_b("v1"));
+    BOOST_TEST((m.start() == leader_observer::action{step::sync, dir}));
+    BOOST_TEST((m.on_synced({}) == leader_observer::action{step::list, dir}));
+    BOOST_TEST((m.on_listed({}, {a, b}) == leader_observer::action{step::read_leader, dir + "/" + b}));
+    BOOST_TEST((m.on_leader_read({}, "__REVOKE__", 42) == leader_observer::action{step::read_value, dir}));
+    BOOST_TEST((m.on_value_read({}, encode_proclaimed(b, "v1")).what == step::await_watch));
+    BOOST_TEST((m.leader() == leader_b("v1")));
 }
 
 BOOST_AUTO_TEST_CASE(a_leader_gone_since_the_listing_is_listed_again)

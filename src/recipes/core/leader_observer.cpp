@@ -128,15 +128,33 @@ leader_observer::action leader_observer::on_leader_read(error_code ec, std::stri
         return {step::list, dir_};
     }
     if (ec) return failed(ec);
-    seen_.id = decode_node_data(data).owner;
     seen_.token = fencing_token{czxid, 0};
+    // A revocation request (Curator's Revoker, zklock revoke) replaces the node's data, its id with it: the
+    // same term, whose id is the one known (the node is the same, its creation zxid too). Not a change.
+    if (data == revoke_request && known_ && known_->node == seen_.node && known_->token == seen_.token)
+        seen_.id = known_->id;
+    else
+        seen_.id = decode_node_data(data).owner;
     return {step::read_value, dir_};
 }
 
 leader_observer::action leader_observer::on_value_read(error_code ec, std::string_view data)
 {
     if (ec && ec != zk_errc::no_node) return failed(ec);
-    if (!ec) seen_.value = proclaimed_by(data, std::string_view(seen_.node).substr(dir_.size() + 1));
+    if (!ec) {
+        const auto own = std::string_view(seen_.node).substr(dir_.size() + 1);
+        seen_.value = proclaimed_by(data, own);
+        // A later term proclaimed since the leader was read: the leader read is stale, and "it with no
+        // value" never existed. Read again.
+        if (!seen_.value) {
+            const auto by = data.substr(0, data.find('\n'));
+            const auto theirs = parse_sequence(by), mine = parse_sequence(own);
+            const auto later = [](std::int32_t x, std::int32_t y) {  // serial-number order, across the wrap
+                return static_cast<std::int32_t>(static_cast<std::uint32_t>(x) - static_cast<std::uint32_t>(y)) > 0;
+            };
+            if (theirs && mine && later(*theirs, *mine)) return start();
+        }
+    }
     return conclude();
 }
 
