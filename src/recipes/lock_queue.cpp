@@ -249,18 +249,31 @@ void lock_queue::watch_directory()
     if (!memo_) return;
     auto& m = *memo_;
     if (m.asked || m.current().watched(s->connections)) return;
+    // A directory watch stays on the server until the directory changes, whatever becomes of the memo:
+    // a bounded number at once (recipe_registry::max_directory_watches); past it, no proof, a listing.
+    auto& reg = registry_of(*s);
+    if (reg.directory_watches >= recipe_registry::max_directory_watches) return;
+    ++reg.directory_watches;  // one less when it fires, or when the answer says it was not set
     m.asked = true;
     s->exists(path, &m.directory_watch,
               [w = std::weak_ptr<sequence_memo>(memo_), ws = s->weak_from_this(),
                sent_on = s->connections](error_code ec, std::optional<stat> st) {
                   auto memo = w.lock();
                   auto session = ws.lock();
-                  if (!memo || !session) return;
+                  if (!memo || !session) return;  // the session is going: its watches go with it
                   memo->asked = false;
                   const auto on = answered_on(sent_on, session->connections);
-                  if (!ec && st && on && memo->directory_watch.armed()) memo->proof.watching(*on);
-                  // Else gone (that watch waits for a creation), no answer, or not known on which connection.
-                  else memo->directory_watch = watch{};
+                  if (!ec && st && on && memo->directory_watch.armed()) {
+                      memo->proof.watching(*on);
+                      memo->directory_watch.async_wait([ws](error_code, watch_event) {
+                          if (auto ss = ws.lock(); ss && ss->extension) --registry_of(*ss).directory_watches;
+                      });
+                      return;
+                  }
+                  // Else gone (that watch waits for a creation: ours, right after), no answer, or not known
+                  // on which connection.
+                  memo->directory_watch = watch{};
+                  --registry_of(*session).directory_watches;
               });
 }
 

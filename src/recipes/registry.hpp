@@ -45,7 +45,11 @@ public:
             it->second = std::move(memo);
             return;
         }
-        if (memos_.size() >= max_memos) memos_.clear();  // a bound, not an eviction policy: the proofs start over
+        if (memos_.size() >= max_memos)  // a bound, not an eviction policy: those proofs start over
+            std::erase_if(memos_, [](const auto& kv) { return !kv.second->holds_a_watch(); });
+        // A memo that holds a directory watch is never dropped before the watch fires: the C client cannot
+        // take a watch back from the server, which would keep it unseen. At most max_directory_watches
+        // hold one, fewer than max_memos: the erase above always makes room.
         memos_.emplace(key, std::move(memo));
     }
 
@@ -57,8 +61,13 @@ public:
         permitted_dirs_.insert(dir);
     }
 
-    /// Each memo keeps a directory watch on the server until the directory changes, whether or not the
-    /// memo is still here: a persistent lock directory's lasts for the session (review 3, P4).
+    /// Each memo's directory watch stays on the server until the directory changes (a persistent lock
+    /// directory's for the session's life, review 3, P4): at most this many are out at once per session,
+    /// whatever the number of paths (issue 48.11). Past it, a lock goes without the sequence proof (its
+    /// acquire lists the directory, as without a memo) until one of them fires.
+    static constexpr std::size_t max_directory_watches = 1024;
+    /// Directory watches asked for or on the server now (see lock_queue::watch_directory).
+    std::size_t directory_watches = 0;
     static constexpr std::size_t max_memos = 4096;
     static constexpr std::size_t max_permitted_dirs = 10'000;
 

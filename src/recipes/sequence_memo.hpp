@@ -25,6 +25,8 @@ struct sequence_memo {
         if (!directory_watch.armed()) proof.directory_changed();
         return proof;
     }
+    /// A watch is on the server (or asked for) for this memo: it must not be dropped before it fires.
+    bool holds_a_watch() const noexcept { return asked || directory_watch.armed(); }
 };
 
 }  // namespace zklock::detail

@@ -460,3 +460,39 @@ BOOST_AUTO_TEST_CASE(dropped_guards_pipeline_the_delete_before_the_next_create)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Issue 48.11: each memo kept a directory watch on the server until its directory changed, after its lock
+// objects were gone, so a session that locked many paths left one watch per path for its life (the
+// client's memos were cleared at 4,096, the watches stayed). They are bounded now, whatever the number of
+// paths: 1,300 paths, each locked twice with a new lock object each time, leave at most 1,024.
+BOOST_AUTO_TEST_CASE(the_directory_watches_a_session_leaves_are_bounded_whatever_the_number_of_paths)
+{
+    zklock::testing::server zk;  // its own: wchc counts this test's watches only
+    asio::io_context ioc;
+    zklock::session s(ioc, config_for(zk.connect_string()));
+    constexpr int paths = 1300, workers = 16;
+    constexpr std::size_t bound = 1024;  // recipe_registry::max_directory_watches, as documented
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        const auto base = unique_path("dir-watches");
+        int done = 0, failed = 0;
+        for (int w = 0; w < workers; ++w)
+            asio::co_spawn(ioc, [&, w]() -> asio::awaitable<void> {
+                for (int p = w; p < paths; p += workers)
+                    for (int round = 0; round < 2; ++round) {
+                        mutex m(s, base + "/p" + std::to_string(p));  // a new lock object each time
+                        auto [ec, g] = co_await m.acquire(10s, tuple_awaitable);
+                        if (ec) ++failed;
+                        else co_await g.release(tuple_awaitable);
+                    }
+                ++done;
+            }, asio::detached);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return done == workers; }, 120s));
+        BOOST_TEST(failed == 0);
+        const auto watched = watched_paths(zk.four_letter("wchc"), s.id());
+        BOOST_TEST_MESSAGE("directory watches left: " << watched.size() << " for " << paths << " paths");
+        BOOST_TEST(watched.size() <= bound);
+        BOOST_TEST(watched.size() > 0u);  // the proof is still used
+        co_await s.async_close(tuple_awaitable);
+    }, 180s);
+}
