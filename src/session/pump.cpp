@@ -121,7 +121,11 @@ bool session_impl::clear_c_queue()
     c_call scope(log.get());
     int fd = -1, interest = 0;
     timeval tv{};
-    if (zookeeper_interest(zh_, &fd, &interest, &tv) != ZOK || fd < 0) return false;
+    // A synchronous failure (socket() or connect() refused, the handshake's send) has run the C client's
+    // error path already: the queue is cleared, and the state says so (review 4, L3). No connection opened
+    // with no failure (waiting between attempts): nothing was cleared.
+    if (zookeeper_interest(zh_, &fd, &interest, &tv) != ZOK) return zoo_state(zh_) == 0;
+    if (fd < 0) return false;
     ::shutdown(fd, SHUT_RDWR);
     zookeeper_process(zh_, ZOOKEEPER_READ | ZOOKEEPER_WRITE);
     return zoo_state(zh_) == 0;

@@ -9,6 +9,9 @@
 #include <zklock/detail/sequence.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
 #include <optional>
 
 using namespace test;
@@ -287,4 +290,49 @@ BOOST_AUTO_TEST_CASE(closing_a_session_on_a_silent_server_stalls_no_other_sessio
         BOOST_TEST(ms < 300);  // the C client's close waits 1.5 s and more; a few ms on a quiet machine
         silent.thaw();
     }, 60s);
+}
+
+// Review 4 (issue 48.13): testing::kill_session held the C client's process-wide mutex for the whole kill,
+// so every other session's pump of the process waited for it (up to its timeout against a silent
+// server). Another session, on its own io_context and thread, must go on meanwhile.
+BOOST_AUTO_TEST_CASE(killing_a_session_on_a_silent_server_stalls_no_other_session)
+{
+    zklock::testing::server silent;
+    asio::io_context ioc, other_ioc;
+    session victim(ioc, config_for(silent.connect_string()));
+    session other(other_ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> { co_await victim.async_connect(use_awaitable); });
+    std::atomic<bool> killed{false};
+    std::promise<void> other_ready;
+    std::chrono::steady_clock::duration longest{};
+    int requests = 0;
+    std::thread other_thread([&] {
+        run(other_ioc, [&]() -> asio::awaitable<void> {
+            co_await other.async_connect(use_awaitable);
+            other_ready.set_value();
+            while (!killed) {
+                const auto t = std::chrono::steady_clock::now();
+                co_await other.async_exists("/", use_awaitable);
+                longest = std::max(longest, std::chrono::steady_clock::now() - t);
+                ++requests;
+            }
+            co_await other.async_close(use_awaitable);
+        });
+    });
+    other_ready.get_future().wait();
+    silent.freeze();
+    bool refused = false;  // the server is frozen: "no ZooKeeper server answered" after 2 s
+    try {
+        zklock::testing::kill_session(victim, 2s);  // on the victim's own (idle) thread, as documented
+    } catch (const std::runtime_error&) {
+        refused = true;
+    }
+    killed = true;
+    other_thread.join();
+    silent.thaw();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(longest).count();
+    BOOST_TEST_MESSAGE("longest request of the other session during the kill: " << ms << " ms over " << requests);
+    BOOST_TEST(refused);
+    BOOST_TEST(requests > 0);
+    BOOST_TEST(ms < 300);  // the kill waits 2 s for the frozen server
 }
