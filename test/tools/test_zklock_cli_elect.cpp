@@ -8,6 +8,7 @@
 #include "cli_util.hpp"
 
 #include <sstream>
+#include <thread>
 
 using namespace tools_test;
 using namespace cli_test;
@@ -188,4 +189,40 @@ BOOST_AUTO_TEST_CASE(usage_errors)
         BOOST_TEST(r.code == 64, shown_args << ": " << r.err);
     }
     BOOST_TEST(!get_data(hosts(), path).has_value(), "nothing was made at " << path);
+}
+
+// Issue 48.10: a campaign that failed on an expired session exited 70, which the docs keep for a lost
+// lock; `leader --watch` ended on an expiry instead of following the election on. The server is frozen
+// longer than the waiting candidate's and the watcher's session timeouts (4 s), not the leader's (30 s):
+// the waiting candidate exits 69, the watcher follows on and sees the next change.
+BOOST_AUTO_TEST_CASE(an_expiry_while_campaigning_exits_69_and_leader_watch_follows_on)
+{
+    zklock::testing::server_options opts;
+    opts.tick_ms = 2000;  // sessions of 4 s to 40 s: the leader's 30 s outlives the freeze, the others' 4 s not
+    zklock::testing::server own(opts);  // frozen below
+    temp_dir dir;
+    const auto path = unique("elect-expiry");
+    const auto lead_file = dir / "leads-alpha";
+    process alpha(zklock_cmd({"--hosts", own.connect_string(), "--session-timeout", "30", "elect", "--id", "alpha", path,
+                              "--", "sh", "-c", write_node_to(lead_file) + " && exec sleep 100"}),
+                  std::string{}, dir / "err-alpha");
+    node_from(lead_file);
+    process beta(zklock_cmd({"--hosts", own.connect_string(), "--session-timeout", "2", "elect", "--id", "beta", path,
+                             "--", "true"}),
+                 std::string{}, dir / "err-beta");
+    const auto out = dir / "watch-out";
+    process watch(zklock_cmd({"--hosts", own.connect_string(), "--session-timeout", "2", "leader", "--watch", path}), out,
+                  dir / "watch-err");
+    auto lines = [&] { return lines_of(read_file(out)); };
+    BOOST_TEST_REQUIRE(eventually([&] { return children(own.connect_string(), path).size() == 2u && lines().size() == 1u; }));
+    own.freeze();
+    std::this_thread::sleep_for(9s);  // the fault itself: longer than the 4 s sessions, not the leader's 30 s
+    own.thaw();
+    BOOST_TEST(beta.wait_for(30s).value_or(-1) == 69, read_file(dir / "err-beta"));
+    alpha.signal(SIGTERM);  // the next change: nobody leads
+    BOOST_TEST(eventually([&] { return lines().size() >= 2u && lines().back() == "-"; }, 30s), read_file(out) << read_file(dir / "watch-err"));
+    BOOST_TEST(watch.running(), read_file(dir / "watch-err"));
+    watch.signal(SIGINT);
+    BOOST_TEST(watch.wait_for(20s).value_or(-1) == 0);
+    BOOST_TEST(alpha.wait_for(20s).value_or(-1) == 128 + SIGTERM);
 }

@@ -8,6 +8,7 @@
 #include <zklock/election.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -50,6 +51,16 @@ asio::awaitable<int> print_leader(const options& o, zklock::session& s, asio::si
                            interrupts.async_wait(asio::as_tuple(asio::use_awaitable)));
         if (r.index() == 1) co_return ex_ok;
         auto [wec, next] = std::get<0>(r);
+        // An expiry (the session is renewed: see run.cpp) or a connection loss does not end the watch: the
+        // election is followed on, on the new session, after a short pause.
+        if (wec == zklock::error::session_expired || wec == zklock::error::not_connected || zklock::is_retryable(wec)) {
+            if (wec == zklock::error::session_expired) tell("the session expired; following " + o.path + " on a new one");
+            asio::steady_timer delay(co_await asio::this_coro::executor, std::chrono::milliseconds(200));
+            auto both = co_await (delay.async_wait(asio::as_tuple(asio::use_awaitable)) ||
+                                  interrupts.async_wait(asio::as_tuple(asio::use_awaitable)));
+            if (both.index() == 1) co_return ex_ok;
+            continue;
+        }
         if (wec) {
             say("cannot follow the election at " + o.path + ": " + wec.message());
             co_return ex_software;

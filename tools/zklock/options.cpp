@@ -174,7 +174,8 @@ Exit status:
   1    revoke or break: nobody holds PATH
   64   usage error: unknown option, "--" without COMMAND, invalid PATH, HOSTS, SECONDS
        or N, -c with COMMAND or empty, -n with --timeout
-  69   no ZooKeeper server answered, or a host name cannot be resolved
+  69   no ZooKeeper server answered, a host name cannot be resolved, or the session
+       expired while waiting for the lock or the leadership
   70   the lock was lost while COMMAND ran (or while held without COMMAND), its --lease
        expired, or another internal error
   75   the lock was not obtained within --timeout (or at once with -n): -E N changes it

@@ -130,6 +130,9 @@ asio::awaitable<int> run(const options& o)
     cfg.connect_timeout = max_connect_timeout;
     if (o.timeout) cfg.connect_timeout = std::clamp(*o.timeout, min_connect_timeout, max_connect_timeout);
     if (o.verbose) cfg.log = zklock::stderr_log_sink();
+    // `leader --watch` follows the election until a signal: an expiry (ZooKeeper unreachable for the
+    // session timeout) opens a new session and the watch goes on, rather than ending it.
+    if (o.what == action::leader && o.watch) cfg.on_expiry = zklock::expiry_policy::renew_fail_pending;
     zklock::session s(ex, cfg);
 
     // Whatever happens after this, close the session before exiting, so no node is left behind.
@@ -235,6 +238,12 @@ asio::awaitable<int> run(const options& o)
             tell(o.path + (elect ? " is led by another candidate" : " is locked by someone else") + "; gave up after " +
                  seconds(o.timeout.value_or(milliseconds::zero())));
             co_return co_await close_and(o.conflict_exit_code);
+        }
+        // The session ended while waiting (ZooKeeper unreachable for the session timeout): 69, as when no
+        // server answers at all. 70 is kept for a lock lost while held, and other errors.
+        if (ec == zklock::error::session_expired) {
+            say((elect ? "cannot campaign at " : "cannot lock ") + o.path + ": " + ec.message());
+            co_return co_await close_and(ex_unavailable);
         }
         if (ec) {
             say((elect ? "cannot campaign at " : "cannot lock ") + o.path + ": " + ec.message());
