@@ -35,13 +35,14 @@ BOOST_AUTO_TEST_CASE(a_holder_is_told_before_its_expired_session_lets_another_cl
         co_await pause(holder_session.negotiated_timeout() + 1s);  // the partition outlasts the session
         srv.thaw();
         zklock::testing::kill_session(holder_session);  // the expiry itself, without a race at the thaw
-        // The session's state changes first; its locks hear of it in posted completions after.
         BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
-            co_return holder_session.state() == session_state::expired && g.lost() != zklock::error::ownership_uncertain;
+            co_return holder_session.state() == session_state::expired;
         }, 20s));
-        BOOST_TEST(g.lost() == zklock::error::session_expired);
+        // One reason per loss (issue 48.6): the holder was told ownership_uncertain, and the expiry that
+        // follows does not change what lost() and the release say.
+        BOOST_TEST(g.lost() == zklock::error::ownership_uncertain);
         auto [ec] = co_await g.release(tuple_awaitable);
-        BOOST_TEST(ec == zklock::error::session_expired);
+        BOOST_TEST(ec == zklock::error::ownership_uncertain);
 
         co_await other.async_connect(use_awaitable);
         mutex m2(other, path);
