@@ -289,11 +289,15 @@ BOOST_AUTO_TEST_CASE(an_observer_keeps_up_with_terms_that_end_at_once)
         co_await ss.connect();
         std::vector<leader_info> seen;
         bool following = true;
+        error_code observer_failed;
         asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
             leader_info l;
             while (following) {
                 auto [ec, next] = co_await zklock::async_wait_leader_change(ss[2], path, l, tuple_awaitable);
-                if (ec) co_return;
+                if (ec) {
+                    observer_failed = ec;
+                    co_return;
+                }
                 if (next && l) BOOST_TEST((next.token > l.token), show(next) << " after " << show(l));
                 seen.push_back(l = next);
             }
@@ -313,7 +317,10 @@ BOOST_AUTO_TEST_CASE(an_observer_keeps_up_with_terms_that_end_at_once)
         if (ea) std::rethrow_exception(ea);
         if (eb) std::rethrow_exception(eb);
         BOOST_TEST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return !seen.empty() && !seen.back(); }),
-                           "the observer never saw that nobody leads, after " << seen.size() << " reports");
+                           "the observer never saw that nobody leads, after " << seen.size() << " reports"
+                                                                              << " (its wait failed with: "
+                                                                              << observer_failed.message() << ")");
+        BOOST_TEST(!observer_failed, "the observer's wait failed: " << observer_failed.message());
         following = false;
         BOOST_TEST_MESSAGE("measured: the observer reported " << seen.size() << " changes over " << terms << " terms");
         ss[2].close();

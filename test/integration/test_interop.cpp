@@ -67,12 +67,12 @@ void zklock_holds_then_peer_gets_it(const std::string& which)
         tools_test::process busy(peer(which, path, "try", busy_dir.path().string()));
         BOOST_REQUIRE(co_await file_appears(busy_dir.path().string() + "/result"));
         BOOST_TEST(tools_test::read_file(busy_dir.path().string() + "/result") == "busy", which << " got a lock zklock holds");
-        busy.wait_for(60s);
+        BOOST_TEST((busy.wait_for(60s) == std::optional<int>(0)), which << "'s try did not exit cleanly");
         co_await g.release(use_awaitable);
         tools_test::process free(peer(which, path, "try", free_dir.path().string()));
         BOOST_REQUIRE(co_await file_appears(free_dir.path().string() + "/result"));
         BOOST_TEST(tools_test::read_file(free_dir.path().string() + "/result") == "acquired");
-        free.wait_for(60s);
+        BOOST_TEST((free.wait_for(60s) == std::optional<int>(0)), which << "'s try did not exit cleanly");
     }, 120s);
 }
 

@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(local_hand_off_is_bounded_so_other_sessions_get_their_turn)
             ++done;
         };
         for (int c = 0; c < 30; ++c) asio::co_spawn(ioc, local(), asio::detached);
-        co_await eventually([&]() -> asio::awaitable<bool> { co_return !order.empty(); });
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return !order.empty(); }));
         mutex remote(ss[1], path);
         // Counted from the moment the other session's node is queued (it hears its place), not from the
         // call: its permission probe and its create come first.

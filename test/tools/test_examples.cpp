@@ -58,10 +58,17 @@ std::map<std::string, double> scrape(std::uint16_t port)
 
 /// The figures that must add up, from one scrape: the order locks' grants (by way) and the server's
 /// own count of orders handled under a lock.
+/// `complete` says that the scrape had all four (a failed scrape, or one before the first order, has not:
+/// its zeros would add up).
 struct order_figures {
+    bool complete;
     double granted, local, zookeeper, sections;
     explicit order_figures(std::map<std::string, double> m)
-        : granted(m[R"(zklock_acquires_total{lock="orders",outcome="granted"})"]),
+        : complete(m.contains(R"(zklock_acquires_total{lock="orders",outcome="granted"})") &&
+                   m.contains(R"(zklock_grants_total{lock="orders",via="local"})") &&
+                   m.contains(R"(zklock_grants_total{lock="orders",via="zookeeper"})") &&
+                   m.contains("order_server_sections_total")),
+          granted(m[R"(zklock_acquires_total{lock="orders",outcome="granted"})"]),
           local(m[R"(zklock_grants_total{lock="orders",via="local"})"]),
           zookeeper(m[R"(zklock_grants_total{lock="orders",via="zookeeper"})"]),
           sections(m["order_server_sections_total"])
@@ -117,6 +124,7 @@ BOOST_AUTO_TEST_CASE(two_order_servers_share_one_stock)
     int scrapes = 0;
     while (load.running()) {
         const order_figures f(scrape(m1));
+        if (!f.complete) continue;
         ++scrapes;
         BOOST_TEST(f.local + f.zookeeper == f.granted);
         BOOST_TEST(f.sections <= f.granted);
@@ -125,7 +133,8 @@ BOOST_AUTO_TEST_CASE(two_order_servers_share_one_stock)
     const order_figures after(scrape(m1));
     BOOST_TEST_MESSAGE(scrapes << " scrapes during the load; afterwards " << after.granted << " granted ("
                                << after.local << " local), " << after.sections << " orders handled under a lock");
-    BOOST_TEST(scrapes > 0);
+    BOOST_TEST(scrapes > 0, "no scrape during the load had the order figures");
+    BOOST_TEST(after.complete, "the scrape after the load lacked the order figures");
     BOOST_TEST(after.granted == after.sections);  // every grant ran its section, and only those
     BOOST_TEST(after.local + after.zookeeper == after.granted);
     BOOST_TEST(after.granted > 0);

@@ -333,7 +333,9 @@ BOOST_AUTO_TEST_CASE(version_and_quiet)
     BOOST_TEST(run(zklock_cmd({"--version"}), 20s, out, err) == 0);
     const auto version = read_file(out);
     BOOST_TEST(std::regex_match(version, std::regex("zklock [0-9]+\\.[0-9]+\\.[0-9]+\n")), "got: " << version);
-    if (auto v = project_version()) BOOST_TEST(version == "zklock " + *v + "\n", "CMakeLists.txt says " << *v);
+    const auto v = project_version();
+    BOOST_REQUIRE_MESSAGE(v.has_value(), "no project version found in CMakeLists.txt");
+    BOOST_TEST(version == "zklock " + *v + "\n", "CMakeLists.txt says " << *v);
     BOOST_TEST(read_file(err).empty());
 
     // -q: the exit status tells, stderr says nothing about the lock...
