@@ -59,21 +59,23 @@ void async_guarded_set_data(hold_ref hold, std::string path, std::string data, i
 class guard {
 public:
     guard() = default;
-    /// Made by the lock recipes when they grant an acquire (`q` is their internal state); applications get
-    /// their guards from an acquire.
-    guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::string node, fencing_token token)
-        : guard(std::move(q), holder, std::make_shared<const std::string>(std::move(node)), token)
+    /// Made by the lock recipes when they grant an acquire (`q` is their internal state) at `granted_at`
+    /// (where a lease starts); applications get their guards from an acquire.
+    guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::string node, fencing_token token,
+          std::chrono::steady_clock::time_point granted_at = {})
+        : guard(std::move(q), holder, std::make_shared<const std::string>(std::move(node)), token, granted_at)
     {
     }
     /// As above, with the node's name shared by every guard granted on it (a local grant copies no string).
     guard(std::shared_ptr<detail::lock_base> q, std::uint64_t holder, std::shared_ptr<const std::string> node,
-          fencing_token token)
-        : queue_(std::move(q)), holder_(holder), node_(std::move(node)), token_(token)
+          fencing_token token, std::chrono::steady_clock::time_point granted_at = {})
+        : queue_(std::move(q)), holder_(holder), node_(std::move(node)), token_(token), granted_at_(granted_at)
     {
     }
     /// Takes over `o`'s hold; `o` is left empty (it holds nothing, and destroying it releases nothing).
     guard(guard&& o) noexcept
-        : queue_(std::move(o.queue_)), holder_(o.holder_), node_(std::move(o.node_)), token_(o.token_)
+        : queue_(std::move(o.queue_)), holder_(o.holder_), node_(std::move(o.node_)), token_(o.token_),
+          granted_at_(o.granted_at_)
     {
     }
     /// Releases what this guard held, in the background (as its destructor would), then takes over `o`'s
@@ -86,6 +88,7 @@ public:
             holder_ = o.holder_;
             node_ = std::move(o.node_);
             token_ = o.token_;
+            granted_at_ = o.granted_at_;
         }
         return *this;
     }
@@ -405,6 +408,9 @@ public:
 
 private:
     friend detail::hold_ref hold_of(const guard& g) { return {g.queue_, g.holder_, g.node()}; }
+    // When the recipe granted this hold (its lease, if any, counts from then; the epoch if not known): a
+    // multi_lock's lease for all its locks counts from the first one's grant, not from its completion.
+    friend std::chrono::steady_clock::time_point granted_at(const guard& g) { return g.granted_at_; }
     void reset() noexcept
     {
         if (queue_) detail::release_detached(std::exchange(queue_, nullptr), holder_);
@@ -414,6 +420,7 @@ private:
     std::uint64_t holder_ = 0;
     std::shared_ptr<const std::string> node_;  // immutable, so read from any thread
     fencing_token token_;
+    std::chrono::steady_clock::time_point granted_at_{};
 };
 
 }  // namespace zklock

@@ -316,7 +316,13 @@ struct multi_acquire_op {
                 taken.clear();  // released in the background
                 return self.complete(ec, multi_guard{});
             }
-            if (hold_limit && taken.empty()) hold_ends = std::chrono::steady_clock::now() + *hold_limit;
+            if (hold_limit && taken.empty()) {
+                // From the first grant, where that lock's own lease started; not from now, which may be
+                // long after it when the handler's executor was busy.
+                const auto granted = granted_at(g);
+                hold_ends = (granted == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : granted) +
+                            *hold_limit;
+            }
             taken.push_back(std::move(g));
             // A lock taken before may have been lost meanwhile (its node deleted, its session ended): no
             // lost guard is handed out, as no single-lock acquire hands one out.

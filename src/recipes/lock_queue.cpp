@@ -130,7 +130,7 @@ guard lock_queue::enter(std::uint64_t holder, error_code& why)
         return guard{};
     }
     if (auto end = lease_end(holder)) start_lease(h, *end);  // a second hold ends with the first one's lease
-    return guard(shared_from_this(), h, granted_node(), fencing_token{current_->zxid(), seq});
+    return guard(shared_from_this(), h, granted_node(), fencing_token{current_->zxid(), seq}, now());
 }
 
 void lock_queue::release(std::uint64_t holder, release_completion done)
@@ -370,7 +370,7 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
             meter.hold_started(a.holder, at);
             const fencing_token token{current_->zxid(), a.seq};
             // Made even for a waiter that is gone, so that its hold is released as the guard goes.
-            guard g(shared_from_this(), a.holder, granted_node(), token);
+            guard g(shared_from_this(), a.holder, granted_node(), token, at);
             if (w) complete_waiter(a.id, std::move(*w), {}, std::move(g), at, a.seq > 0, token);
             publish_lease();
             break;

@@ -198,12 +198,12 @@ void semaphore_queue::grant(std::uint64_t id, std::vector<lease_node> leases, st
     if (const auto* w = waiters_.find(id); w && w->lease) lease = *w->lease;
     for (auto& l : leases) {
         const auto holder = ++holder_gen_;
-        guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local});
+        guards.emplace_back(shared_from_this(), holder, l.node, fencing_token{l.czxid, local}, at);
         const bool had_lease = l.data_version != 0;  // a node handed on shows its last holder's lease
         held_[holder] = held_lease{std::move(l), local, std::make_unique<watch>(), {}};
         meter.hold_started(holder, at);
         clock().start_own_watch(now() + std::chrono::milliseconds(local_queue::own_watch_delay_ms), holder);
-        if (lease > lease.zero()) start_lease(holder, now() + lease);
+        if (lease > lease.zero()) start_lease(holder, at + lease);  // from the grant, as the guard says
         if (lease > lease.zero() || had_lease) publish_lease(holder);
     }
     const auto token = guards.empty() ? fencing_token{} : guards.front().token();

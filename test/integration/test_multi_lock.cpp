@@ -286,6 +286,44 @@ BOOST_AUTO_TEST_CASE(a_lease_that_runs_out_before_the_last_lock_fails_the_acquir
     });
 }
 
+// The lease counts from the first lock's grant, not from when that grant's completion ran: a handler's
+// executor busy for a second after the grant (here: not run at all) does not lengthen the later locks'
+// leases, so every lock's lease ends together (issue 48.2).
+BOOST_AUTO_TEST_CASE(a_lease_counts_from_the_first_grant_when_its_completion_runs_late)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 1);
+    asio::io_context late;  // the handler's executor, run only a second after the first grant
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto x = unique_path("multi-gx"), y = unique_path("multi-gy");
+        multi_lock m(mutex(ss[0], x), mutex(ss[0], y));
+        std::optional<std::pair<error_code, multi_guard>> done;
+        m.acquire(5s, zklock::lease(2s),
+                  asio::bind_executor(late, [&](error_code ec, multi_guard g) { done.emplace(ec, std::move(g)); }));
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return !(co_await children(ss[0], x)).empty(); }));
+        co_await pause(1s);
+        while (!done) {  // the steps run on this thread from now on, each as soon as it is posted
+            late.poll();
+            late.restart();
+            co_await pause(1ms);
+        }
+        BOOST_REQUIRE(!done->first);
+        const auto& held = done->second.guards();
+        BOOST_REQUIRE(held.size() == 2u);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return held[0].lost().failed(); }, 5s));
+        BOOST_TEST(held[0].lost() == zklock::error::lease_expired);
+        const auto first_ended = std::chrono::steady_clock::now();
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return held[1].lost().failed(); }, 5s));
+        const auto gap = std::chrono::steady_clock::now() - first_ended;
+        BOOST_TEST_MESSAGE("the second lock's lease ended "
+                           << std::chrono::duration_cast<std::chrono::milliseconds>(gap).count() << " ms after the first's");
+        BOOST_TEST((gap < 300ms), "the second lock's lease was counted from the late completion, not the grant");
+        co_await done->second.release(tuple_awaitable);
+        BOOST_TEST(co_await nothing_left(ss[0], paths(x, y)));
+    });
+}
+
 // A lock lost while the acquire waits for the next one is not handed out: the acquire gives everything
 // back and completes with that loss, as every single-lock acquire refuses to hand out a lost guard.
 BOOST_AUTO_TEST_CASE(a_lock_lost_before_the_last_one_is_held_fails_the_acquire)
