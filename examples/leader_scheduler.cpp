@@ -109,6 +109,11 @@ asio::awaitable<boost::system::error_code> lead(zklock::session& s, zklock::lead
 {
     const auto last = o.path + "/last-run";
     asio::steady_timer period(co_await asio::this_coro::executor);
+    // Before a retry: a short pause, so that a failing-over ZooKeeper is not asked in a tight loop.
+    auto retry_pause = [&period]() -> asio::awaitable<void> {
+        period.expires_after(100ms);
+        co_await period.async_wait(use_tuple);
+    };
     while (!book.done) {
         auto [rec, data, st] = co_await s.async_get_data(last, use_tuple);
         if (rec) {
@@ -116,8 +121,7 @@ asio::awaitable<boost::system::error_code> lead(zklock::session& s, zklock::lead
             // intact: read again after a pause while the term lasts. Only the term's end (l.lost(): the
             // session expired, the node went) or an error that no retry mends ends it.
             if (zklock::is_retryable(rec) && !l.lost()) {
-                period.expires_after(100ms);
-                co_await period.async_wait(use_tuple);
+                co_await retry_pause();
                 continue;
             }
             co_return rec;
@@ -141,18 +145,14 @@ asio::awaitable<boost::system::error_code> lead(zklock::session& s, zklock::lead
             ++book.unknown;
             std::cout << id << ": run " << k + 1 << " unknown: " << ec.message() << "\n";
             if (l.lost()) co_return boost::system::error_code{};
-            period.expires_after(100ms);
-            co_await period.async_wait(use_tuple);
+            co_await retry_pause();
             continue;
         }
         if (ec) {
             ++book.refused;
             std::cout << id << ": run " << k + 1 << " refused: " << ec.message() << "\n";
             if (l.lost() || ec == zklock::error::lock_node_deleted) co_return boost::system::error_code{};
-            if (zklock::is_retryable(ec)) {  // not sent, or refused unapplied: the term is intact
-                period.expires_after(100ms);
-                co_await period.async_wait(use_tuple);
-            }
+            if (zklock::is_retryable(ec)) co_await retry_pause();  // not sent, or refused unapplied: the term is intact
             continue;  // read again (a race with another write cannot happen while we lead)
         }
         ++book.recorded[k + 1];

@@ -57,6 +57,24 @@ std::size_t server_sessions(zklock::testing::server& srv)
     return n;
 }
 
+/// A holder whose only server is a follower (the one `offset` after the leader), and another client on
+/// the two other members, the leader first.
+struct follower_holder {
+    std::size_t leader, follower, bystander;
+    zklock::session_config holder_cfg, other_cfg;
+};
+follower_holder on_a_follower(zklock::testing::cluster& cl, std::size_t offset)
+{
+    follower_holder p;
+    p.leader = cl.leader();
+    p.follower = (p.leader + offset) % 3;
+    p.bystander = 3 - p.leader - p.follower;
+    p.holder_cfg = config_for(only(cl.client_port(p.follower)));
+    p.holder_cfg.session_timeout = 4s;
+    p.other_cfg = config_for(only(cl.client_port(p.leader)) + "," + only(cl.client_port(p.bystander)));
+    return p;
+}
+
 int rounds_wanted()
 {
     const char* env = std::getenv("ZKLOCK_LOSS_ROUNDS");
@@ -75,13 +93,8 @@ BOOST_AUTO_TEST_CASE(a_holder_on_a_frozen_follower_is_told_before_anyone_else_ho
     int told_first = 0;
     auto min_margin = std::chrono::milliseconds::max();  // from the holder's warning to its node's deletion
     for (int round = 0; round < rounds; ++round) {
-        const auto leader = cl.leader();
-        const auto follower = (leader + 1 + static_cast<std::size_t>(round % 2)) % 3;
-        const auto bystander = 3 - leader - follower;
+        const auto [leader, follower, bystander, hcfg, ocfg] = on_a_follower(cl, 1 + static_cast<std::size_t>(round % 2));
         asio::io_context ioc;
-        auto hcfg = config_for(only(cl.client_port(follower)));
-        hcfg.session_timeout = 4s;
-        auto ocfg = config_for(only(cl.client_port(leader)) + "," + only(cl.client_port(bystander)));
         session holder(ioc, hcfg), other(ioc, ocfg);
         // Even rounds: frozen right after answering the holder's own write, which moved its loss clock
         // (a read would not). Odd: at a random moment.
@@ -215,13 +228,8 @@ BOOST_AUTO_TEST_CASE(while_held_stops_the_work_of_a_silent_holder_before_anyone_
     zklock::testing::server_options opts;
     opts.tick_ms = 200;
     zklock::testing::cluster cl(3, opts);
-    const auto leader = cl.leader();
-    const auto follower = (leader + 1) % 3;
-    const auto bystander = 3 - leader - follower;
+    const auto [leader, follower, bystander, hcfg, ocfg] = on_a_follower(cl, 1);
     asio::io_context ioc;
-    auto hcfg = config_for(only(cl.client_port(follower)));
-    hcfg.session_timeout = 4s;
-    auto ocfg = config_for(only(cl.client_port(leader)) + "," + only(cl.client_port(bystander)));
     session holder(ioc, hcfg), other(ioc, ocfg);
     run(ioc, [&]() -> asio::awaitable<void> {
         co_await holder.async_connect(use_awaitable);
@@ -248,9 +256,13 @@ BOOST_AUTO_TEST_CASE(while_held_stops_the_work_of_a_silent_holder_before_anyone_
             holder_done = true;
         }, asio::detached);
         std::optional<zklock::guard> og;
+        zklock::error_code other_failed;
         asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
             auto [ec, got] = co_await om.acquire(30s, tuple_awaitable);
-            if (ec) co_return;
+            if (ec) {
+                other_failed = ec;
+                co_return;
+            }
             if (inside++ > 0) ++overlaps;  // the other client enters the section
             og = std::move(got);
         }, asio::detached);
@@ -258,7 +270,8 @@ BOOST_AUTO_TEST_CASE(while_held_stops_the_work_of_a_silent_holder_before_anyone_
             co_return inside == 1 && (co_await children(other, path)).size() == 2u;
         }));
         cl.freeze(follower);
-        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return og.has_value(); }, 20s));
+        BOOST_REQUIRE_MESSAGE(co_await eventually([&]() -> asio::awaitable<bool> { co_return og.has_value(); }, 20s),
+                              "the other client never held the lock (its acquire: " << other_failed.message() << ")");
         BOOST_TEST(holder_done);
         BOOST_TEST(overlaps == 0);
         BOOST_TEST(why == zklock::error::ownership_uncertain, why.message());
