@@ -40,14 +40,14 @@ run_tier() {
 echo "== build and test (Release)"
 # Every option this tier needs is set here: a cache left by the demo (ZKLOCK_BUILD_TESTS=OFF) must not
 # turn tests off.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZKLOCK_BUILD_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=ON > /dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZKLOCK_BUILD_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build -j"$jobs"
-run_tier Release 64 --test-dir build -j"$jobs" --output-on-failure
+run_tier Release 65 --test-dir build -j"$jobs" --output-on-failure
 done_with build
 
 echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON -DZKLOCK_BUILD_TESTS=ON \
-  -DZKLOCK_BUILD_EXAMPLES=ON > /dev/null
+  -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build-sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_tier "AddressSanitizer+UBSan" 63 --test-dir build-sanitize -j"$jobs" --output-on-failure

@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
-# Installs the build tree BUILD into a temporary prefix and builds and runs a consumer of it.
-# usage: run.sh BUILD [FLAGS]  (FLAGS: compile and link flags the build used, e.g. the sanitizers')
+# Builds and runs a consumer of zklock, one of the two ways README shows:
+#   run.sh install BUILD [FLAGS]   installs the build tree BUILD into a temporary prefix; find_package(zklock)
+#   run.sh fetch SOURCE [FLAGS]    FetchContent from the checkout SOURCE (the library is built there)
+# FLAGS: compile and link flags the build used (e.g. the sanitizers').
 set -euo pipefail
-build=$1
-flags=${2:-}
+mode=$1
+from=$2
+flags=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" > /dev/null
-cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" > /dev/null
-cmake --build "$work/build" > /dev/null
+case $mode in
+install)
+  cmake --install "$from" --prefix "$work/prefix" > /dev/null
+  cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" > /dev/null
+  ;;
+fetch)
+  # -O0: this checks how the library is consumed, not how fast it runs.
+  cmake -S "$here/fetch" -B "$work/build" -DZKLOCK_SOURCE_DIR="$from" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" > /dev/null
+  ;;
+*)
+  echo "usage: run.sh install BUILD [FLAGS] | run.sh fetch SOURCE [FLAGS]" >&2
+  exit 2
+  ;;
+esac
+cmake --build "$work/build" -j2 > /dev/null
 "$work/build/consumer"
