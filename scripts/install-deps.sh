@@ -4,8 +4,8 @@
 # peers the interop tests and the benchmark run against (Apache Curator, kazoo), gnuplot for the
 # benchmark's chart (scripts/bench.sh), stunnel and openssl for the TLS test, and what the partition
 # tests build networks with (iproute2, iptables, libnetfilter-queue-dev), man-db for the test that reads
-# zklock(1) as `man zklock`, doxygen for the reference (docs/Doxyfile, checked by a test), and
-# Prometheus' promtool.
+# zklock(1) as `man zklock`, doxygen for the reference (docs/Doxyfile, checked by a test), gcovr for
+# scripts/coverage.sh, and Prometheus' promtool.
 # Works as root, or as a user with sudo.
 set -euo pipefail
 packages=(
@@ -18,6 +18,7 @@ packages=(
   iproute2 iptables libnetfilter-queue-dev
   man-db
   doxygen
+  gcovr
 )
 missing=()
 for p in "${packages[@]}"; do

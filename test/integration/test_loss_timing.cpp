@@ -282,6 +282,77 @@ BOOST_AUTO_TEST_CASE(while_held_stops_the_work_of_a_silent_holder_before_anyone_
     }, 90s);
 }
 
+// A node deleted by someone else (issue 48.7, measured): the holder learns it when its own server applies
+// the delete, the successor when its own does. Round 1: all three servers current. Round 2: the holder's
+// server, a follower, a second behind (frozen for that long as the delete commits): the successor holds
+// first, by about that second; only fencing tokens and guarded writes close that window
+// (docs/loss-and-fencing.md). In both, the holder is told lock_node_deleted, its guarded write is refused,
+// and the successor's token is greater.
+BOOST_AUTO_TEST_CASE(a_node_deleted_by_someone_else_reaches_a_holder_on_a_lagging_follower_after_its_successor)
+{
+    zklock::testing::server_options opts;
+    opts.tick_ms = 200;
+    zklock::testing::cluster cl(3, opts);
+    const auto [leader, follower, bystander, hcfg, ocfg] = on_a_follower(cl, 1);
+    asio::io_context ioc;
+    session holder(ioc, hcfg), other(ioc, ocfg);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await holder.async_connect(use_awaitable);
+        co_await other.async_connect(use_awaitable);
+        for (const auto lag : {0ms, 1000ms}) {
+            const auto path = unique_path("deleted-lagging");
+            mutex hm(holder, path), om(other, path);
+            auto g = co_await hm.acquire(10s, use_awaitable);
+            std::optional<clock_type::time_point> told, other_holds;
+            zklock::error_code why;
+            zklock::guard og;
+            asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+                auto [ec, reason] = co_await g.async_wait_lost(tuple_awaitable);
+                if (ec) co_return;
+                told = clock_type::now();
+                why = reason;
+            }, asio::detached);
+            asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+                auto [ec, got] = co_await om.acquire(30s, tuple_awaitable);
+                if (ec) co_return;
+                other_holds = clock_type::now();
+                og = std::move(got);
+            }, asio::detached);
+            BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> {
+                co_return (co_await children(other, path)).size() == 2u;
+            }));
+            if (lag > 0ms) cl.freeze(follower);  // synchronous: it applies nothing from here on
+            const auto deleted_at = clock_type::now();
+            co_await other.async_remove(g.node(), -1, use_awaitable);  // an operator, on the other side
+            BOOST_REQUIRE_MESSAGE(co_await eventually([&]() -> asio::awaitable<bool> { co_return other_holds.has_value(); }, 20s),
+                                  "the successor never held the lock");
+            if (lag > 0ms) {
+                if (const auto left = lag - (clock_type::now() - deleted_at); left > left.zero())
+                    co_await pause(std::chrono::duration_cast<std::chrono::milliseconds>(left));
+                cl.thaw(follower);
+            }
+            BOOST_REQUIRE_MESSAGE(co_await eventually([&]() -> asio::awaitable<bool> { co_return told.has_value(); }, 20s),
+                                  "the holder was never told");
+            BOOST_TEST(why == zklock::error::lock_node_deleted, why.message());
+            BOOST_TEST((g.token() < og.token()));
+            // (Named before co_await: GCC 12 destroys a braced temporary inside a co_await expression twice.)
+            std::vector<zklock::multi_op> late_write{zklock::op::create{path + "-late-write", "x"}};
+            auto [wec, results] = co_await g.async_guarded_multi(std::move(late_write), tuple_awaitable);
+            BOOST_TEST(wec.failed(), "a guarded write of the deposed holder went through");
+            BOOST_TEST(!(co_await other.async_exists(path + "-late-write", use_awaitable)).has_value());
+            const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(*told - *other_holds).count();
+            std::cout << "loss timing, node deleted by someone else, holder's follower " << lag.count()
+                      << " ms behind: holder told " << after << " ms after the successor held" << std::endl;
+            if (lag > 0ms) BOOST_TEST((*told > *other_holds), "the lagging holder was told before the successor held");
+            co_await og.release(tuple_awaitable);
+            co_await g.release(tuple_awaitable);
+            BOOST_TEST((co_await children(other, path)).empty());
+        }
+        co_await holder.async_close(tuple_awaitable);
+        co_await other.async_close(tuple_awaitable);
+    }, 120s);
+}
+
 BOOST_AUTO_TEST_CASE(a_loss_grace_above_the_bound_is_refused_at_connect_and_leaves_nothing)
 {
     auto& srv = shared_server();
