@@ -1,5 +1,6 @@
 // Helpers for the tests that run the built programs: spawning, waiting with deadlines, temporary
-// directories, free ports, and a synchronous look at ZooKeeper through a zklock::session.
+// directories, free ports, and a synchronous look at ZooKeeper through a zklock::session. (What uses Asio
+// is compiled once, in process_util.cpp: see test_util.hpp.)
 #pragma once
 
 #include <zklock/session.hpp>
@@ -156,22 +157,10 @@ inline std::string read_file(const std::string& path)
 inline bool file_exists(const std::string& path) { return fs::exists(path); }
 
 /// A loopback TCP port nothing listens on (bound, then released: a small race, fine for tests).
-inline std::uint16_t free_port()
-{
-    asio::io_context ioc;
-    asio::ip::tcp::acceptor a(ioc, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    return a.local_endpoint().port();
-}
+std::uint16_t free_port();
 
 /// True if something accepts TCP connections on 127.0.0.1:port.
-inline bool listening(std::uint16_t port)
-{
-    asio::io_context ioc;
-    asio::ip::tcp::socket s(ioc);
-    error_code ec;
-    s.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
-    return !ec;
-}
+bool listening(std::uint16_t port);
 
 /// Runs `fn(session)` on a fresh connected session to `hosts`, synchronously; closes the session after.
 template <class Result>
@@ -198,34 +187,12 @@ Result with_session(const std::string& hosts, std::function<asio::awaitable<Resu
 }
 
 /// The children of `path` (empty if it does not exist).
-inline std::vector<std::string> children(const std::string& hosts, const std::string& path)
-{
-    return with_session<std::vector<std::string>>(hosts, [path](zklock::session& s) -> asio::awaitable<std::vector<std::string>> {
-        auto [ec, names, st] = co_await s.async_get_children(path, asio::as_tuple(asio::use_awaitable));
-        if (ec == zklock::zk_errc::no_node) co_return std::vector<std::string>{};
-        if (ec) throw boost::system::system_error(ec, "get_children " + path);
-        co_return names;
-    });
-}
+std::vector<std::string> children(const std::string& hosts, const std::string& path);
 
 /// The data of `path`, or nullopt if it does not exist.
-inline std::optional<std::string> get_data(const std::string& hosts, const std::string& path)
-{
-    return with_session<std::optional<std::string>>(hosts, [path](zklock::session& s) -> asio::awaitable<std::optional<std::string>> {
-        auto [ec, data, st] = co_await s.async_get_data(path, asio::as_tuple(asio::use_awaitable));
-        if (ec == zklock::zk_errc::no_node) co_return std::nullopt;
-        if (ec) throw boost::system::system_error(ec, "get_data " + path);
-        co_return data;
-    });
-}
+std::optional<std::string> get_data(const std::string& hosts, const std::string& path);
 
-inline void remove_node(const std::string& hosts, const std::string& path)
-{
-    with_session<bool>(hosts, [path](zklock::session& s) -> asio::awaitable<bool> {
-        auto [ec] = co_await s.async_remove(path, -1, asio::as_tuple(asio::use_awaitable));
-        if (ec) throw boost::system::system_error(ec, "remove " + path);
-        co_return true;
-    });
-}
+/// Removes `path` (any version); an error throws.
+void remove_node(const std::string& hosts, const std::string& path);
 
 }  // namespace tools_test
