@@ -51,7 +51,7 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON -DZKL
   -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build-sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_tier "AddressSanitizer+UBSan" 63 --test-dir build-sanitize -j"$jobs" --output-on-failure
+  run_tier "AddressSanitizer+UBSan" 62 --test-dir build-sanitize -j"$jobs" --output-on-failure
 done_with build-sanitize
 
 echo "== build and test the multi-threaded tests under ThreadSanitizer"

@@ -78,7 +78,7 @@ follower_holder on_a_follower(zklock::testing::cluster& cl, std::size_t offset)
 int rounds_wanted()
 {
     const char* env = std::getenv("ZKLOCK_LOSS_ROUNDS");
-    return env ? std::max(1, std::atoi(env)) : 20;
+    return env ? std::max(1, std::atoi(env)) : 10;  // half worst-case, half random; a soak sets more
 }
 
 }  // namespace
@@ -88,7 +88,11 @@ BOOST_AUTO_TEST_CASE(a_holder_on_a_frozen_follower_is_told_before_anyone_else_ho
     zklock::testing::server_options opts;
     opts.tick_ms = 200;
     zklock::testing::cluster cl(3, opts);
-    std::mt19937 rng(20261122);
+    // A new seed each run (two tiers of CI explore different pauses); printed, and ZKLOCK_LOSS_SEED replays it.
+    const char* seed_env = std::getenv("ZKLOCK_LOSS_SEED");
+    const auto seed = seed_env ? static_cast<std::uint32_t>(std::strtoul(seed_env, nullptr, 10)) : std::random_device{}();
+    std::cout << "loss timing: seed " << seed << " (ZKLOCK_LOSS_SEED=" << seed << " replays these pauses)" << std::endl;
+    std::mt19937 rng(seed);
     const int rounds = rounds_wanted();
     int told_first = 0;
     auto min_margin = std::chrono::milliseconds::max();  // from the holder's warning to its node's deletion
