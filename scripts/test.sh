@@ -66,7 +66,7 @@ done_with build-sanitize
 echo "== build and test the multi-threaded tests under ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE_THREAD=ON -DZKLOCK_BUILD_TESTS=ON \
   -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=OFF > /dev/null
-cmake --build build-tsan -j"$jobs" --target thread_tests thread_recipe_tests thread_caller_tests cancellation_thread_tests
+cmake --build build-tsan -j"$jobs" --target tests_threads
 # Any report fails the run (exitcode), and the test binary's own checks must pass.
 TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
   run_tier ThreadSanitizer 4 --test-dir build-tsan -L threads --output-on-failure

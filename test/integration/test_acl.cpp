@@ -1,7 +1,8 @@
 // Lock directories whose ACL allows less than everything: a clear error naming the missing permission,
 // and never a node the user cannot remove.
-#define BOOST_TEST_MODULE zklock acl
 #include "test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(acl_tests)
 
 using namespace test;
 using zklock::mutex;
@@ -101,3 +102,5 @@ BOOST_AUTO_TEST_CASE(existing_ancestors_under_a_locked_down_parent_are_not_creat
         co_await g.release(tuple_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // acl_tests

@@ -1,6 +1,5 @@
 // Bad input gets a clear error, at once, and loses nothing: a table of what a careful new user tries,
 // each row expecting a named error within a bound, with no znode left and the session still usable.
-#define BOOST_TEST_MODULE zklock bad input
 #include "test_util.hpp"
 
 #include <zklock/participants.hpp>
@@ -10,6 +9,8 @@
 
 #include <cmath>
 #include <limits>
+
+BOOST_AUTO_TEST_SUITE(bad_input_tests)
 
 using namespace test;
 using zklock::mutex;
@@ -385,3 +386,5 @@ BOOST_AUTO_TEST_CASE(a_lock_path_at_the_bound_and_the_longest_owner_work_for_eve
         co_await s.async_close(use_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // bad_input_tests

@@ -2,8 +2,9 @@
 // grant, completes the acquire at once with operation_aborted and leaves no node; after the grant a signal
 // does nothing; the session works afterwards. multi_lock included (its composed operation must let
 // partial and total through).
-#define BOOST_TEST_MODULE zklock cancellation: acquires
 #include "cancellation_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(cancellation_acquire_tests)
 
 using namespace test;
 using namespace test::cancel;
@@ -149,3 +150,5 @@ BOOST_DATA_TEST_CASE(acquires, data::make(acquire_rows()), r)
         BOOST_TEST_MESSAGE("measured: " << r << " (" << p.result->ec.message() << ")");
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cancellation_acquire_tests

@@ -3,10 +3,11 @@
 // waiter's place) honour every type; a lease extension never waits, so a
 // signal changes nothing; a late signal does nothing. Each case checks the nodes left and that the
 // session still works.
-#define BOOST_TEST_MODULE zklock cancellation: guards
 #include "cancellation_util.hpp"
 
 #include <zklock/revoke.hpp>
+
+BOOST_AUTO_TEST_SUITE(cancellation_guard_tests)
 
 using namespace test;
 using namespace test::cancel;
@@ -168,3 +169,5 @@ BOOST_DATA_TEST_CASE(wait_place, data::make(rows_for("mutex::async_wait_place", 
         BOOST_TEST_MESSAGE("measured: " << r << " (" << p.result->ec.message() << ")");
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cancellation_guard_tests

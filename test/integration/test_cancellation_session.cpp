@@ -1,10 +1,11 @@
 // The cancellation table of the session's verbs, against a real ZooKeeper: each type at each stage that
 // exists for the verb, with what it must do (session.hpp): reads and waits honour any type; writes honour
 // terminal and partial (and may still land), never total once sent; a connect honours terminal only.
-#define BOOST_TEST_MODULE zklock cancellation: session
 #include "cancellation_util.hpp"
 
 #include <functional>
+
+BOOST_AUTO_TEST_SUITE(cancellation_session_tests)
 
 using namespace test;
 using namespace test::cancel;
@@ -214,3 +215,5 @@ BOOST_AUTO_TEST_CASE(close_or_timer_returns_at_the_timer)
         shared_server().thaw();
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cancellation_session_tests

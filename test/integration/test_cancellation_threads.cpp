@@ -3,13 +3,14 @@
 // listings against short timers with `||`. The signals are emitted on the
 // callers' strands; the cancellations must hop onto the session's before they touch it. Run under
 // ThreadSanitizer by scripts/test.sh (label threads).
-#define BOOST_TEST_MODULE zklock cancellation across threads
 #include "test_util.hpp"
 
 #include <zklock/participants.hpp>
 #include <zklock/revoke.hpp>
 
 #include <random>
+
+BOOST_AUTO_TEST_SUITE(cancellation_thread_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -82,3 +83,5 @@ BOOST_AUTO_TEST_CASE(operations_cancelled_from_other_strands)
     });
     ts.all.clear();
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cancellation_thread_tests

@@ -3,11 +3,12 @@
 // partial complete at once (and the write lands), total is ignored; the listing (reads only) honours any
 // type. `op || timer` returns at the timer. And a guarded write whose answer was lost completes with
 // error::outcome_unknown, though the server applied it.
-#define BOOST_TEST_MODULE zklock cancellation: guarded writes
 #include "cancellation_util.hpp"
 
 #include <zklock/participants.hpp>
 #include <zklock/revoke.hpp>
+
+BOOST_AUTO_TEST_SUITE(cancellation_write_tests)
 
 using namespace test;
 using namespace test::cancel;
@@ -192,3 +193,5 @@ BOOST_AUTO_TEST_CASE(a_session_ended_with_the_write_out_is_outcome_unknown)
         BOOST_TEST(ec == zklock::error::session_closed, ec.message());
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cancellation_write_tests

@@ -1,5 +1,4 @@
 // Dead and silent servers: every call keeps its own bound, nothing is left behind, nothing wedges.
-#define BOOST_TEST_MODULE zklock dead servers
 #include "log_capture.hpp"
 #include "test_util.hpp"
 
@@ -8,6 +7,8 @@
 
 #include "recipes/registry.hpp"
 #include "session/session_impl.hpp"
+
+BOOST_AUTO_TEST_SUITE(dead_server_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -272,3 +273,5 @@ BOOST_AUTO_TEST_CASE(a_session_follows_the_ensemble_membership)
         co_await plain.async_close(use_awaitable);
     }, 120s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // dead_server_tests

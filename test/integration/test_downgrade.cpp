@@ -2,10 +2,11 @@
 // sessions and of the same one) read beside the downgraded reader, while a writer still waits; before it
 // goes, nobody else reads; a writer that queued before the downgrade keeps its turn. Every section counts
 // who is inside, and a writer beside anyone is a failure.
-#define BOOST_TEST_MODULE zklock downgrade
 #include "test_util.hpp"
 
 #include <zklock/shared_mutex.hpp>
+
+BOOST_AUTO_TEST_SUITE(downgrade_tests)
 
 using namespace test;
 using zklock::guard;
@@ -212,3 +213,5 @@ BOOST_AUTO_TEST_CASE(a_cancelled_downgrade_leaves_the_write_guard_and_no_read_no
         BOOST_TEST((co_await children(ss[0], path)).empty());
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // downgrade_tests

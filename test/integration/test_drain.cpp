@@ -2,13 +2,14 @@
 // session timeout), refuses new acquires of every recipe with error::draining, fails the waiters, asks the
 // holders to let go, lets their releases complete, and closes the session; a holder past the grace is told
 // session_closed; cancellation (each type) and the odd calls (twice, after a close, a moved-from session).
-#define BOOST_TEST_MODULE zklock drain
 #include "test_util.hpp"
 
 #include <zklock/testing/faults.hpp>
 #include <zklock/zklock.hpp>
 
 #include <memory>
+
+BOOST_AUTO_TEST_SUITE(drain_tests)
 
 using namespace test;
 using zklock::guard;
@@ -432,3 +433,5 @@ BOOST_AUTO_TEST_CASE(a_drain_after_a_renewal_does_not_wait_for_the_old_sessions_
         co_await g.release(tuple_awaitable);
     }, 60s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // drain_tests

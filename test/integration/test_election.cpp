@@ -3,7 +3,6 @@
 // honour), a timeout or a cancellation leaves no node, a
 // deposed leader is told and cannot proclaim, observers follow every change in order and name the same
 // leader as the candidates, and bad ids and mixed directories are refused.
-#define BOOST_TEST_MODULE zklock election
 #include "test_util.hpp"
 
 #include <zklock/election.hpp>
@@ -11,6 +10,8 @@
 #include <zklock/testing/server.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+
+BOOST_AUTO_TEST_SUITE(election_tests)
 
 using namespace test;
 using zklock::election;
@@ -455,3 +456,5 @@ BOOST_AUTO_TEST_CASE(each_term_of_one_session_is_a_node_of_its_own)
         co_await l2->resign(use_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // election_tests

@@ -3,11 +3,12 @@
 // candidate leads (checked as the loss-timing tests do: both moments on one clock), the next term's token
 // must be greater, and an observer on the surviving servers must report the terms in order and never name
 // the deposed leader again once it named its successor.
-#define BOOST_TEST_MODULE zklock election under server faults
 #include "test_util.hpp"
 
 #include <zklock/election.hpp>
 #include <zklock/testing/cluster.hpp>
+
+BOOST_AUTO_TEST_SUITE(election_fault_tests)
 
 using namespace test;
 using zklock::election;
@@ -127,3 +128,5 @@ BOOST_AUTO_TEST_CASE(the_leaders_server_killed_and_it_was_zookeepers_leader)
 {
     deposed_leader_is_told_first(fault::kill_leader);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // election_fault_tests

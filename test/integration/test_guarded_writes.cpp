@@ -1,12 +1,13 @@
 // Guarded writes against a real ZooKeeper: a holder writes only while its lock node exists. A holder
 // whose node was deleted, or whose session expired, gets an error and its write does not land.
-#define BOOST_TEST_MODULE zklock guarded writes
 #include "test_util.hpp"
 
 #include <zklock/multi_lock.hpp>
 #include <zklock/testing/server.hpp>
 
 #include <memory>
+
+BOOST_AUTO_TEST_SUITE(guarded_write_tests)
 
 using namespace test;
 using zklock::create_mode;
@@ -167,3 +168,5 @@ BOOST_AUTO_TEST_CASE(paths_under_a_chroot_come_back_without_it)
         co_await rooted.async_close(use_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // guarded_write_tests

@@ -1,10 +1,11 @@
 // A guard's release as an Asio operation: nothing happens until it is initiated, so a deferred release that
 // is dropped unawaited leaves the guard (a lock's, a lease's, a multi_lock's) holding, on a real ZooKeeper.
-#define BOOST_TEST_MODULE zklock guards
 #include "test_util.hpp"
 
 #include <zklock/multi_lock.hpp>
 #include <zklock/semaphore.hpp>
+
+BOOST_AUTO_TEST_SUITE(guard_tests)
 
 using namespace test;
 using zklock::guard;
@@ -90,3 +91,5 @@ BOOST_AUTO_TEST_CASE(a_dropped_deferred_release_of_a_multi_guard_leaves_it_held)
         co_await g.release(use_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // guard_tests

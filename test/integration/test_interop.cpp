@@ -1,10 +1,11 @@
 // zklock, Apache Curator and kazoo queue for the same lock on the same path.
-#define BOOST_TEST_MODULE zklock interop
 #include "test_util.hpp"
 #include "interop_util.hpp"
 
 #include <zklock/revoke.hpp>
 #include "process_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(interop_tests)
 
 using namespace test;
 using zklock::mutex;
@@ -114,3 +115,5 @@ BOOST_AUTO_TEST_CASE(curator_holds_zklock_waits) { peer_holds_then_zklock_gets_i
 BOOST_AUTO_TEST_CASE(zklock_holds_curator_waits) { zklock_holds_then_peer_gets_it("curator"); }
 BOOST_AUTO_TEST_CASE(kazoo_holds_zklock_waits) { peer_holds_then_zklock_gets_it("kazoo"); }
 BOOST_AUTO_TEST_CASE(zklock_holds_kazoo_waits) { zklock_holds_then_peer_gets_it("kazoo"); }
+
+BOOST_AUTO_TEST_SUITE_END()  // interop_tests

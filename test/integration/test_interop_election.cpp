@@ -1,6 +1,5 @@
 // zklock's election and Curator's LeaderSelector take turns on one path and name the same leader; zklock
 // observes kazoo's Election; hand-over times beside Curator's.
-#define BOOST_TEST_MODULE zklock interop: election
 #include "test_util.hpp"
 #include "interop_util.hpp"
 
@@ -13,6 +12,8 @@
 #include <array>
 #include <fstream>
 #include <sstream>
+
+BOOST_AUTO_TEST_SUITE(interop_election_tests)
 
 using namespace test;
 using zklock::election;
@@ -352,3 +353,5 @@ BOOST_AUTO_TEST_CASE(a_waiting_campaign_is_refused_when_a_curator_latch_joined_i
         BOOST_TEST((latch.wait_for(60s) == std::optional<int>(0)));
     }, 180s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // interop_election_tests

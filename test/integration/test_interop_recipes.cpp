@@ -2,7 +2,6 @@
 // InterProcessReadWriteLock) and the semaphore (Curator's InterProcessSemaphoreV2). The Curator side runs
 // test/interop/CuratorReadWrite.java and CuratorSemaphore.java, and talks to the test through files in a
 // temporary directory: it publishes "held" or "result", and waits for "release".
-#define BOOST_TEST_MODULE zklock interop recipes
 #include "test_util.hpp"
 #include "interop_util.hpp"
 #include "process_util.hpp"
@@ -13,6 +12,8 @@
 
 #include <memory>
 #include <optional>
+
+BOOST_AUTO_TEST_SUITE(interop_recipes_tests)
 
 using namespace test;
 using zklock::guard;
@@ -446,3 +447,5 @@ BOOST_AUTO_TEST_CASE(zklock_holds_both_leases_and_a_curator_waiter_gets_one)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // interop_recipes_tests

@@ -2,13 +2,14 @@
 // lease runs out, is told `lease_expired`, cannot write any more, and the next contender (another session,
 // or a coroutine of the same one) gets the lock; a lease can be extended; the deadline and the owner are
 // in the lock node's data; the read/write lock's and the semaphore's holds have leases too.
-#define BOOST_TEST_MODULE zklock leases
 #include "test_util.hpp"
 
 #include <zklock/zklock.hpp>
 
 #include "recipes/core/node_data.hpp"
 #include "session/session_impl.hpp"
+
+BOOST_AUTO_TEST_SUITE(lease_tests)
 
 using namespace test;
 using zklock::guard;
@@ -196,3 +197,5 @@ BOOST_AUTO_TEST_CASE(readers_writers_and_semaphore_leases_run_out_too)
         BOOST_TEST(!g.owns_lock());
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // lease_tests

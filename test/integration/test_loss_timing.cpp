@@ -5,7 +5,6 @@
 // timing"). And at its edges: a loss grace the bound does not allow is refused at connect (or lowered
 // when the server negotiates a shorter timeout), and a waiter whose clock ran out while it was away is
 // never handed a guard that is lost already.
-#define BOOST_TEST_MODULE zklock loss timing
 #include "test_util.hpp"
 
 #include <zklock/testing/faults.hpp>
@@ -15,6 +14,8 @@
 #include <iostream>
 #include <mutex>
 #include <random>
+
+BOOST_AUTO_TEST_SUITE(loss_timing_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -472,3 +473,5 @@ BOOST_AUTO_TEST_CASE(a_waiter_granted_on_reconnect_after_the_grace_is_not_handed
         co_await holder.async_close(tuple_awaitable);
     }, 120s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // loss_timing_tests

@@ -1,7 +1,6 @@
 // An ensemble whose membership changes at run time (ZooKeeper's reconfig): a session that follows
 // /zookeeper/config moves with it, keeps its id and its locks, and the requests it has out when the C
 // client leaves a removed member fail only with connection loss, never out of order.
-#define BOOST_TEST_MODULE zklock membership
 #include "log_capture.hpp"
 #include "test_util.hpp"
 
@@ -10,6 +9,8 @@
 #include <algorithm>
 #include <future>
 #include <stdexcept>
+
+BOOST_AUTO_TEST_SUITE(membership_tests)
 
 using namespace test;
 using zklock::mutex;
@@ -100,3 +101,5 @@ BOOST_AUTO_TEST_CASE(a_session_moves_with_a_reconfigured_ensemble)
         co_await s.async_close(use_awaitable);
     }, 180s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // membership_tests

@@ -1,12 +1,13 @@
 // Several locks all or none against a real ZooKeeper: timeout and cancellation leave nothing, opposite
 // orders never deadlock, mixed kinds, the loss of any one, a path twice.
-#define BOOST_TEST_MODULE zklock multi_lock
 #include "test_util.hpp"
 
 #include <zklock/multi_lock.hpp>
 
 #include <memory>
 #include <stdexcept>
+
+BOOST_AUTO_TEST_SUITE(multi_lock_tests)
 
 using namespace test;
 using zklock::lock_item;
@@ -361,3 +362,5 @@ BOOST_AUTO_TEST_CASE(a_lock_lost_before_the_last_one_is_held_fails_the_acquire)
         BOOST_TEST(co_await nothing_left(ss[1], paths(x, y)));
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // multi_lock_tests

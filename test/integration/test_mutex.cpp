@@ -1,11 +1,12 @@
 // The distributed mutex against a real ZooKeeper: mutual exclusion, among sessions and among the coroutines
 // of one session, local hand-off, lingering. (Waiting, cancellation, no herd, fencing, loss, bad input:
 // test_mutex_waiting.cpp.)
-#define BOOST_TEST_MODULE zklock mutex
 #include "mutex_util.hpp"
 
 #include <memory>
 #include <stdexcept>
+
+BOOST_AUTO_TEST_SUITE(mutex_tests)
 
 using namespace test;
 using namespace mutex_test;
@@ -250,3 +251,5 @@ BOOST_AUTO_TEST_CASE(a_lingering_node_serves_the_next_acquire_and_yields_to_othe
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // mutex_tests

@@ -1,6 +1,7 @@
 // The mutex across faults: a holder told of its loss, waiters across a server restart.
-#define BOOST_TEST_MODULE zklock mutex faults
 #include "test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(mutex_fault_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -175,3 +176,5 @@ BOOST_AUTO_TEST_CASE(a_create_lost_with_the_connection_after_a_timeout_leaves_no
         BOOST_TEST(!ec2, ec2.message());
     }, 90s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // mutex_fault_tests

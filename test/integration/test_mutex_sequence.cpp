@@ -2,7 +2,6 @@
 // when the create's sequence proves the node first (src/recipes/core/sequence_proof.hpp). Against a real
 // ZooKeeper: the listing is saved, and every way the proof could be wrong is seen: another process's
 // node in between, and the directory deleted and made again with the count run up to the same number.
-#define BOOST_TEST_MODULE zklock mutex sequence proof
 #include "mutex_util.hpp"
 
 #include <zklock/detail/sequence.hpp>
@@ -10,6 +9,8 @@
 
 #include <map>
 #include <optional>
+
+BOOST_AUTO_TEST_SUITE(mutex_sequence_tests)
 
 using namespace test;
 using namespace mutex_test;
@@ -496,3 +497,5 @@ BOOST_AUTO_TEST_CASE(the_directory_watches_a_session_leaves_are_bounded_whatever
         co_await s.async_close(tuple_awaitable);
     }, 180s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // mutex_sequence_tests

@@ -1,12 +1,13 @@
 // The distributed mutex against a real ZooKeeper: waiting and its timeouts, cancellation, no herd, fencing,
 // loss, bad input, callbacks and futures. (Mutual exclusion and local hand-off: test_mutex.cpp.)
-#define BOOST_TEST_MODULE zklock mutex waiting
 #include "mutex_util.hpp"
 #include "recipes/core/contender_machine.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <set>
+
+BOOST_AUTO_TEST_SUITE(mutex_wait_tests)
 
 using namespace test;
 using namespace mutex_test;
@@ -407,3 +408,5 @@ BOOST_AUTO_TEST_CASE(a_place_wait_ends_with_the_session)
         BOOST_TEST((co_await children(ss[0], path)).empty());
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // mutex_wait_tests

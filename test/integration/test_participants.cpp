@@ -1,10 +1,11 @@
 // Who holds and who waits, read from a real ZooKeeper: a held mutex with two waiters (owners, order,
 // lease deadline), a read/write lock's readers and writer, a semaphore's leases and queued waiters, a
 // Curator-style node without zklock's data, an empty or missing path, and bad input.
-#define BOOST_TEST_MODULE zklock participants
 #include "test_util.hpp"
 
 #include <zklock/zklock.hpp>
+
+BOOST_AUTO_TEST_SUITE(participants_tests)
 
 using namespace test;
 using zklock::guard;
@@ -186,3 +187,5 @@ BOOST_AUTO_TEST_CASE(a_waiter_hears_its_place_change)
         co_await g3.release(use_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // participants_tests

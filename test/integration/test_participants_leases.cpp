@@ -1,11 +1,12 @@
 // A semaphore's leases as the participants list tells them, on a real ZooKeeper: the lease nodes of a run
 // that waits for room (acquire_many's several, beside its session's leases already held) are listed as
 // waiting, and deleting every node listed as holding (what `zklock break` does) leaves the waiter's.
-#define BOOST_TEST_MODULE zklock participants leases
 #include "test_util.hpp"
 
 #include <zklock/participants.hpp>
 #include <zklock/semaphore.hpp>
+
+BOOST_AUTO_TEST_SUITE(participants_lease_tests)
 
 using namespace test;
 using zklock::guard;
@@ -74,3 +75,5 @@ BOOST_AUTO_TEST_CASE(an_acquire_many_waiters_leases_are_listed_as_waiting_and_su
         for (auto& g : many) co_await g.release(use_awaitable);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // participants_lease_tests

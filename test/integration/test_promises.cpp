@@ -1,7 +1,6 @@
 // The promises that set zklock apart, each forced into its worst case on a real server: a loss cuts the
 // critical section short, tokens only grow, a node nobody holds is given up, one closing session never
 // stalls the others.
-#define BOOST_TEST_MODULE zklock promises
 #include "test_util.hpp"
 
 #include <zklock/testing/faults.hpp>
@@ -13,6 +12,8 @@
 #include <future>
 #include <thread>
 #include <optional>
+
+BOOST_AUTO_TEST_SUITE(promise_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -336,3 +337,5 @@ BOOST_AUTO_TEST_CASE(killing_a_session_on_a_silent_server_stalls_no_other_sessio
     BOOST_TEST(requests > 0);
     BOOST_TEST(ms < 300);  // the kill waits 2 s for the frozen server
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // promise_tests

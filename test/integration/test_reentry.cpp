@@ -1,12 +1,13 @@
 // Explicit re-entry against a real ZooKeeper: acquire(held_guard) gives a second guard on the same node at
 // once; the lock goes only when both are released; a guard of another lock, or one that holds nothing,
 // is refused. (A plain second acquire stays an ordinary waiter: test_mutex.cpp.)
-#define BOOST_TEST_MODULE zklock reentry
 #include "test_util.hpp"
 
 #include <zklock/shared_mutex.hpp>
 
 #include <memory>
+
+BOOST_AUTO_TEST_SUITE(reentry_tests)
 
 using namespace test;
 using zklock::guard;
@@ -64,3 +65,5 @@ BOOST_AUTO_TEST_CASE(only_a_holding_guard_of_the_same_lock_reenters)
         BOOST_TEST(e5 == zklock::error::not_held);
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // reentry_tests

@@ -1,12 +1,13 @@
 // Cooperative revocation against a real ZooKeeper: a request reaches the holder (mutex, read/write lock,
 // lease), a request made earlier is heard at once, the wait ends with a release or a cancellation, and a
 // lingering node nobody holds goes at once. Curator's side: test_interop_recipes.cpp.
-#define BOOST_TEST_MODULE zklock revocation
 #include "test_util.hpp"
 
 #include <zklock/zklock.hpp>
 
 #include <memory>
+
+BOOST_AUTO_TEST_SUITE(revocation_tests)
 
 using namespace test;
 using zklock::guard;
@@ -140,3 +141,5 @@ BOOST_AUTO_TEST_CASE(a_lingering_node_nobody_holds_goes_at_once)
         }));
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // revocation_tests

@@ -1,6 +1,5 @@
 // The semaphore against a real ZooKeeper: never more than N holders and N reached, several leases all
 // or none, timeouts and cancellation leave nothing, loss of a lease, local hand-off, bad counts, schemas.
-#define BOOST_TEST_MODULE zklock semaphore
 #include "test_util.hpp"
 
 #include <zklock/mutex.hpp>
@@ -9,6 +8,8 @@
 
 #include <memory>
 #include <stdexcept>
+
+BOOST_AUTO_TEST_SUITE(semaphore_tests)
 
 using namespace test;
 using zklock::guard;
@@ -383,3 +384,5 @@ BOOST_AUTO_TEST_CASE(bad_counts_and_other_schemas_are_refused)
         BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // semaphore_tests

@@ -1,13 +1,14 @@
 // The semaphore's local hand-off never starves a coroutine of the same session: coroutines of one session
 // loop acquire(3s) / release on one semaphore for 8 s, as examples/connection_limit.cpp's workers do, and
 // none of them may time out; single and several-lease waiters mixed. Every holder checks the limit itself.
-#define BOOST_TEST_MODULE zklock semaphore fairness
 #include "test_util.hpp"
 
 #include <zklock/semaphore.hpp>
 
 #include <filesystem>
 #include <iostream>
+
+BOOST_AUTO_TEST_SUITE(semaphore_fairness_tests)
 
 using namespace test;
 using zklock::guard;
@@ -130,3 +131,5 @@ BOOST_AUTO_TEST_CASE(coroutines_of_one_session_loop_on_a_semaphore_and_none_time
         }
     }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // semaphore_fairness_tests

@@ -1,9 +1,10 @@
 // The session and its typed operations, against a real ZooKeeper started by the test itself. How
 // operations complete (cancelled, failed by a close, ten thousand at once): test_session_completions.cpp.
-#define BOOST_TEST_MODULE zklock session
 #include "session_util.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+
+BOOST_AUTO_TEST_SUITE(session_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -360,3 +361,5 @@ BOOST_AUTO_TEST_CASE(logs_go_to_the_chosen_sink)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // session_tests

@@ -1,7 +1,6 @@
 // How the session's operations complete, against a real ZooKeeper started by the test itself: cancelled
 // (by a signal, with its answer held back so the outcome is known, and by ||), failed by a close, and ten
 // thousand in flight at once without a thread.
-#define BOOST_TEST_MODULE zklock session completions
 #include "session_util.hpp"
 
 #include <zklock/testing/faults.hpp>
@@ -10,6 +9,8 @@
 
 #include <algorithm>
 #include <optional>
+
+BOOST_AUTO_TEST_SUITE(session_completion_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -215,3 +216,5 @@ BOOST_AUTO_TEST_CASE(deletes_made_while_others_are_out_go_together_when_those_ar
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // session_completion_tests

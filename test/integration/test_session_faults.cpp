@@ -1,10 +1,11 @@
 // The session across server faults: restarts, a long outage, an ensemble losing its leader.
-#define BOOST_TEST_MODULE zklock session faults
 #include "test_util.hpp"
 
 #include <zklock/testing/faults.hpp>
 
 #include "process_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(session_fault_tests)
 
 using namespace test;
 using zklock::create_mode;
@@ -229,3 +230,5 @@ BOOST_AUTO_TEST_CASE(requests_out_when_a_send_breaks_do_not_poison_the_next_conn
         BOOST_TEST(s.id() == id);
     }, 60s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // session_fault_tests

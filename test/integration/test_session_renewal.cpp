@@ -2,10 +2,11 @@
 // a new one is opened under the same zklock::session. The holder is told session_expired and never holds
 // again; waiters re-queue on the new session (renew_requeue) or fail (renew_fail_pending); fencing tokens
 // keep growing; the state goes expired, then connected under a new id; nothing of the old session is left.
-#define BOOST_TEST_MODULE zklock session renewal
 #include "test_util.hpp"
 
 #include <zklock/semaphore.hpp>
+
+BOOST_AUTO_TEST_SUITE(session_renewal_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -258,3 +259,5 @@ BOOST_AUTO_TEST_CASE(a_draining_session_is_not_renewed)
         BOOST_TEST(g.lost() == zklock::error::session_expired);
     }, 60s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // session_renewal_tests

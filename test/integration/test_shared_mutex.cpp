@@ -1,12 +1,13 @@
 // The read/write lock against a real ZooKeeper: readers overlap and never overlap a writer (checked here),
 // writers queue fairly with readers, local readers share one node, downgrade, schema mismatch.
-#define BOOST_TEST_MODULE zklock shared_mutex
 #include "test_util.hpp"
 
 #include <zklock/shared_mutex.hpp>
 
 #include <memory>
 #include <stdexcept>
+
+BOOST_AUTO_TEST_SUITE(shared_mutex_tests)
 
 using namespace test;
 using zklock::guard;
@@ -312,3 +313,5 @@ BOOST_AUTO_TEST_CASE(timeouts_and_cancellation_leave_no_node)
         BOOST_TEST((co_await children(ss[0], path)).empty());
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // shared_mutex_tests

@@ -1,7 +1,6 @@
 // The statistics against a real ZooKeeper: every acquire counted once under exactly one outcome, grants
 // by way, holds, losses by reason, gauges while locks are held and awaited, a semaphore's internal lock
 // not counted, and the Prometheus output checked by promtool.
-#define BOOST_TEST_MODULE zklock stats
 #include "test_util.hpp"
 
 #include <zklock/prometheus.hpp>
@@ -13,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <variant>
+
+BOOST_AUTO_TEST_SUITE(stats_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -478,3 +479,5 @@ BOOST_AUTO_TEST_CASE(a_request_in_flight_at_the_close_is_counted_once_as_unanswe
         zk.thaw();
     }, 60s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // stats_tests

@@ -1,12 +1,13 @@
 // The usual multi-threaded Asio service: an io_context on four threads, the sessions on strands, each
 // simulated connection on a strand of its own, cancelling acquires with ||, with a signal and by timeout,
 // and releasing from plain threads through use_future. Run under ThreadSanitizer by scripts/test.sh.
-#define BOOST_TEST_MODULE zklock threads
 #include "test_util.hpp"
 
 #include <future>
 #include <random>
 #include <thread>
+
+BOOST_AUTO_TEST_SUITE(thread_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -165,3 +166,5 @@ BOOST_AUTO_TEST_CASE(strands_cancel_and_futures_release_without_races)
         b.reset();
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // thread_tests

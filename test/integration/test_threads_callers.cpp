@@ -3,7 +3,6 @@
 // objects and their unstarted operations dropped on a plain thread, statistics read from plain threads, and
 // a drain started from a plain thread.
 // Run under ThreadSanitizer by scripts/test.sh.
-#define BOOST_TEST_MODULE zklock threads callers
 #include "test_util.hpp"
 
 #include <zklock/semaphore.hpp>
@@ -15,6 +14,8 @@
 #include <future>
 #include <optional>
 #include <thread>
+
+BOOST_AUTO_TEST_SUITE(thread_caller_tests)
 
 using namespace test;
 using zklock::guard;
@@ -274,3 +275,5 @@ BOOST_AUTO_TEST_CASE(a_drain_may_be_started_from_a_plain_thread)
     g.release(asio::use_future).get();
     service.close();
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // thread_caller_tests

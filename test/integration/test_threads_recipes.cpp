@@ -3,7 +3,6 @@
 // with a signal and by timeout, releasing from plain threads through use_future. The test checks
 // exclusion itself (no reader beside a writer, at most N lease holders). Run under ThreadSanitizer by
 // scripts/test.sh.
-#define BOOST_TEST_MODULE zklock threads recipes
 #include "test_util.hpp"
 
 #include <zklock/multi_lock.hpp>
@@ -11,6 +10,8 @@
 #include <future>
 #include <random>
 #include <thread>
+
+BOOST_AUTO_TEST_SUITE(thread_recipe_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -270,3 +271,5 @@ BOOST_AUTO_TEST_CASE(leases_and_places_from_other_threads)
         b.reset();
     });
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // thread_recipe_tests

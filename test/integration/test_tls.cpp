@@ -1,12 +1,13 @@
 // TLS to ZooKeeper the sidecar way: Debian's C client has no TLS (no zookeeper_init_ssl), so a server that
 // opens only its secureClientPort is reached through stunnel beside the client. The sessions take locks
 // through it, and survive a restart of the sidecar as they survive any lost connection.
-#define BOOST_TEST_MODULE zklock tls sidecar
 #include "process_util.hpp"
 #include "test_util.hpp"
 
 #include <fstream>
 #include <optional>
+
+BOOST_AUTO_TEST_SUITE(tls_tests)
 
 using namespace test;
 using tools_test::listening;
@@ -107,3 +108,5 @@ BOOST_AUTO_TEST_CASE(locks_through_a_tls_sidecar_to_a_tls_only_server)
         co_await b.async_close(use_awaitable);
     }, 90s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // tls_tests

@@ -1,13 +1,14 @@
 // zklock::while_held against a real ZooKeeper: the work's result or its exception comes back as soon as the
 // work ends (a work that throws does not leave the caller waiting for a loss, with the lock held); a loss
 // stops the work (and a loss already known runs none of it); the caller's cancellation reaches the work.
-#define BOOST_TEST_MODULE zklock while_held
 #include "test_util.hpp"
 
 #include <zklock/multi_lock.hpp>
 #include <zklock/while_held.hpp>
 
 #include <stdexcept>
+
+BOOST_AUTO_TEST_SUITE(while_held_tests)
 
 using namespace test;
 using namespace boost::asio::experimental::awaitable_operators;
@@ -223,3 +224,5 @@ BOOST_AUTO_TEST_CASE(a_multi_guard_is_watched_for_a_loss_of_any_of_its_locks)
         co_await mg.release(asio::as_tuple(use_awaitable));
     }, 30s);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // while_held_tests

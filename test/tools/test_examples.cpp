@@ -1,6 +1,5 @@
 // Every example runs with small arguments and exits 0, so none of them rots. The order service runs
 // as two server processes selling from one stock, driven by the load client.
-#define BOOST_TEST_MODULE example_tests
 #include "process_util.hpp"
 
 #include <zklock/testing/cluster.hpp>
@@ -10,6 +9,8 @@
 
 #include <map>
 #include <regex>
+
+BOOST_AUTO_TEST_SUITE(example_tests)
 
 using namespace tools_test;
 
@@ -275,3 +276,5 @@ BOOST_AUTO_TEST_CASE(leader_scheduler_keeps_its_term_through_zookeeper_failovers
     BOOST_TEST(s["runs by a deposed leader"] == "0");
     BOOST_TEST(s["terms given up"] == "0");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // example_tests

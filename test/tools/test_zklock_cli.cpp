@@ -2,7 +2,6 @@
 // variables COMMAND sees. (Signals, a lost lock, frozen servers and mutual exclusion:
 // test_zklock_cli_faults.cpp.) Runs the built binary (ZKLOCK_BIN, or $ZKLOCK_TEST_BIN to try another build
 // of it) against a ZooKeeper server of its own, on loopback only.
-#define BOOST_TEST_MODULE zklock_cli_tests
 #include "cli_util.hpp"
 
 #include <algorithm>
@@ -12,6 +11,8 @@
 #include <sstream>
 
 #include <sys/stat.h>
+
+BOOST_AUTO_TEST_SUITE(zklock_cli_tests)
 
 using namespace tools_test;
 using namespace cli_test;
@@ -410,3 +411,5 @@ BOOST_AUTO_TEST_CASE(command_sees_token_and_node)
         }
     }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // zklock_cli_tests

@@ -4,7 +4,6 @@
 // writes Curator's request into the holder's node; `zklock break` deletes it, and the holder's loss signal
 // stops its COMMAND, but leaves a semaphore waiter's leases. Runs the built binary against a ZooKeeper of
 // its own, on loopback.
-#define BOOST_TEST_MODULE zklock_cli_admin_tests
 #include "cli_util.hpp"
 
 #include <zklock/semaphore.hpp>
@@ -16,6 +15,8 @@
 #include <sstream>
 
 #include <unistd.h>
+
+BOOST_AUTO_TEST_SUITE(zklock_cli_admin_tests)
 
 using namespace tools_test;
 using namespace cli_test;
@@ -287,3 +288,5 @@ BOOST_AUTO_TEST_CASE(bad_actions_and_leases_are_usage_errors)
         BOOST_TEST(read_file(err).find("zklock: ") == 0u);
     }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // zklock_cli_admin_tests

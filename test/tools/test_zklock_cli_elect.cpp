@@ -4,10 +4,11 @@
 // again after every term, each with a greater token, until a signal; --style names the node as the peer
 // does; bad ids, styles and misplaced options are usage errors. Runs the built binary against a
 // ZooKeeper of its own, on loopback.
-#define BOOST_TEST_MODULE zklock_cli_elect_tests
 #include "cli_util.hpp"
 
 #include <sstream>
+
+BOOST_AUTO_TEST_SUITE(zklock_cli_elect_tests)
 
 using namespace tools_test;
 using namespace cli_test;
@@ -241,3 +242,5 @@ BOOST_AUTO_TEST_CASE(an_expiry_while_campaigning_exits_69_and_leader_watch_follo
     BOOST_TEST(watch.wait_for(20s).value_or(-1) == 0);
     BOOST_TEST(alpha.wait_for(20s).value_or(-1) == 128 + SIGTERM);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // zklock_cli_elect_tests

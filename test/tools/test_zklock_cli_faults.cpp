@@ -3,7 +3,6 @@
 // concurrent invocations. (Exit codes and bad input: test_zklock_cli.cpp.) Runs the built binary
 // (ZKLOCK_BIN, or $ZKLOCK_TEST_BIN to try another build of it) against ZooKeeper servers of its own, on
 // loopback only.
-#define BOOST_TEST_MODULE zklock_cli_fault_tests
 #include "cli_util.hpp"
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include <thread>
 
 #include <cerrno>
+
+BOOST_AUTO_TEST_SUITE(zklock_cli_fault_tests)
 
 using namespace tools_test;
 using namespace cli_test;
@@ -353,3 +354,5 @@ BOOST_AUTO_TEST_CASE(twenty_concurrent_invocations_exclude_each_other)
     BOOST_TEST(!file_exists(clashes), "critical sections overlapped: " << read_file(clashes));
     BOOST_TEST(children(hosts(), p).empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // zklock_cli_fault_tests

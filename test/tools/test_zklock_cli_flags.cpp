@@ -1,13 +1,14 @@
 // The `zklock` command's flock(1)-like flags: -E/--conflict-exit-code N, -n/--nonblock, -c STRING, and the
 // mode without COMMAND (zklock PATH: print the fencing token, hold until stdin ends or a signal comes). Runs
 // the built binary (ZKLOCK_BIN, or $ZKLOCK_TEST_BIN) against a ZooKeeper server of its own, on loopback only.
-#define BOOST_TEST_MODULE zklock_cli_flag_tests
 #include "cli_util.hpp"
 
 #include <regex>
 #include <utility>
 
 #include <fcntl.h>
+
+BOOST_AUTO_TEST_SUITE(zklock_cli_flag_tests)
 
 using namespace tools_test;
 using namespace cli_test;
@@ -400,3 +401,5 @@ BOOST_AUTO_TEST_CASE(without_command_a_lost_lock_gives_70)
     BOOST_TEST(z.err().find("lost") != std::string::npos, "stderr: " << z.err());
     BOOST_TEST(children(hosts(), p).empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // zklock_cli_flag_tests

@@ -1,12 +1,13 @@
 // The `zklock` command's other lock kinds: --read and --write (Curator's read/write lock) and --limit N
 // (a semaphore of N leases). Readers overlap, a writer runs alone, N holders at most, a path of another
 // kind refused, bad values refused. Runs the built binary against a ZooKeeper of its own, on loopback.
-#define BOOST_TEST_MODULE zklock_cli_mode_tests
 #include "process_util.hpp"
 
 #include <zklock/testing/server.hpp>
 
 #include <memory>
+
+BOOST_AUTO_TEST_SUITE(zklock_cli_mode_tests)
 
 #ifndef ZKLOCK_BIN
 #error "ZKLOCK_BIN must name the zklock executable"
@@ -179,3 +180,5 @@ BOOST_AUTO_TEST_CASE(bad_kinds_and_limits_are_usage_errors)
     }
     BOOST_TEST(run(zklock_cmd({"--limit=1", p, "--", "true"})) == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // zklock_cli_mode_tests
