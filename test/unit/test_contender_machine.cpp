@@ -2,6 +2,8 @@
 // give and checks the actions it asks for. No server, no I/O. (Setting up, in test_contender_setup.cpp.)
 #include "contender_fixture.hpp"
 
+namespace unit_contender_machine {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace contender_test;
 
 BOOST_AUTO_TEST_SUITE(contender_machine_tests)
@@ -435,3 +437,5 @@ BOOST_FIXTURE_TEST_CASE(holder_watches_for_followers_when_asked, fixture)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_contender_machine

@@ -2,6 +2,8 @@
 // reconnects while setting up. No server, no I/O.
 #include "contender_fixture.hpp"
 
+namespace unit_contender_setup {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace contender_test;
 
 BOOST_AUTO_TEST_SUITE(contender_setup_tests)
@@ -115,3 +117,5 @@ BOOST_FIXTURE_TEST_CASE(one_lost_connection_while_making_parents_is_one_reconnec
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_contender_setup

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_drain_machine {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 using type = drain_action::type;
 using phase = drain_machine::phase;
@@ -176,3 +178,5 @@ BOOST_AUTO_TEST_CASE(every_row)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_drain_machine

@@ -7,6 +7,8 @@
 
 #include <vector>
 
+namespace unit_effects {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 namespace asio = boost::asio;
 
@@ -98,3 +100,5 @@ BOOST_AUTO_TEST_CASE(outcome_unknown_says_what_to_do)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_effects

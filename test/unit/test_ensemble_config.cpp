@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_ensemble_config {  // a namespace of its own: the unit tests compile as one translation unit
+
 using zklock::detail::client_addresses;
 
 namespace {
@@ -57,3 +59,5 @@ BOOST_AUTO_TEST_CASE(members_client_addresses)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_ensemble_config

@@ -7,6 +7,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace unit_errors {  // a namespace of its own: the unit tests compile as one translation unit
+
 BOOST_AUTO_TEST_SUITE(errors)
 
 BOOST_AUTO_TEST_CASE(zklock_errors_have_their_own_category_and_say_what_to_do)
@@ -81,3 +83,5 @@ BOOST_AUTO_TEST_CASE(session_states_have_names_and_finality)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_errors

@@ -8,6 +8,8 @@
 #include <map>
 #include <vector>
 
+namespace unit_handler {  // a namespace of its own: the unit tests compile as one translation unit
+
 namespace asio = boost::asio;
 using zklock::detail::handler;
 
@@ -45,3 +47,5 @@ BOOST_AUTO_TEST_CASE(keeps_the_associated_executor_of_the_wrapped_handler)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_handler

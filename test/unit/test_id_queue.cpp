@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_id_queue {  // a namespace of its own: the unit tests compile as one translation unit
+
 using zklock::detail::id_queue;
 
 namespace {
@@ -120,3 +122,5 @@ BOOST_AUTO_TEST_CASE(long_runs_with_holes_keep_every_waiter)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_id_queue

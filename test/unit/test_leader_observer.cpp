@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace unit_leader_observer {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 using zklock::leader_info;
 using step = leader_observer::step;
@@ -250,3 +252,5 @@ BOOST_AUTO_TEST_CASE(a_mixed_directory_is_refused)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_leader_observer

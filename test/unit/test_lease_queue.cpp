@@ -9,6 +9,8 @@
 
 #include <string>
 
+namespace unit_lease_queue {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 using L = lease_action::type;
 
@@ -244,3 +246,5 @@ BOOST_FIXTURE_TEST_CASE(nothing_runs_before_the_session_is_connected, fixture)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_lease_queue

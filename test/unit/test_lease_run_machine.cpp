@@ -10,6 +10,8 @@
 
 #include <string>
 
+namespace unit_lease_run_machine {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 using R = run_action::type;
 
@@ -270,3 +272,5 @@ BOOST_FIXTURE_TEST_CASE(abandoned_after_a_speculation_it_only_deletes_its_leases
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_lease_run_machine

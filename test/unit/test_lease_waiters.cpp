@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+namespace unit_lease_waiters {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 
 namespace {
@@ -51,3 +53,5 @@ BOOST_AUTO_TEST_CASE(the_run_at_the_head_of_the_internal_lock_owns_the_waiting_l
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_lease_waiters

@@ -4,6 +4,8 @@
 // shell (recipes/lock_queue.cpp) does.
 #include "local_queue_fixture.hpp"
 
+namespace unit_local_queue {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace local_queue_test;
 
 BOOST_AUTO_TEST_SUITE(local_queue_tests)
@@ -312,3 +314,5 @@ BOOST_FIXTURE_TEST_CASE(followers_heard_before_acquired_are_not_forgotten, fixtu
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_local_queue

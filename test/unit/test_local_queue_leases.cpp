@@ -4,6 +4,8 @@
 
 #include "recipes/core/node_data.hpp"
 
+namespace unit_local_queue_leases {  // a namespace of its own: the unit tests compile as one translation unit
+
 
 using namespace local_queue_test;
 
@@ -106,3 +108,5 @@ BOOST_AUTO_TEST_CASE(other_clients_data_reads_as_an_owner)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_local_queue_leases

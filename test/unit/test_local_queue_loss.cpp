@@ -3,6 +3,8 @@
 // preceded by observe(connected, end, stale), as the shell (recipes/lock_queue.cpp) does.
 #include "local_queue_fixture.hpp"
 
+namespace unit_local_queue_loss {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace local_queue_test;
 
 BOOST_AUTO_TEST_SUITE(local_queue_tests)
@@ -315,3 +317,5 @@ BOOST_FIXTURE_TEST_CASE(lingering_nodes_are_watched_from_the_start, fixture)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_local_queue_loss

@@ -2,6 +2,8 @@
 // holders are told and cut off, the contender goes, and waiters wait for the new session's node or fail.
 #include "local_queue_fixture.hpp"
 
+namespace unit_local_queue_renewal {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace local_queue_test;
 
 BOOST_AUTO_TEST_SUITE(local_queue_renewal_tests)
@@ -95,3 +97,5 @@ BOOST_FIXTURE_TEST_CASE(a_holder_cut_off_by_its_lease_keeps_that_reason, fixture
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_local_queue_renewal

@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 
+namespace unit_lock_clock {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace local_queue_test;
 using namespace clock_test;
 
@@ -394,3 +396,5 @@ BOOST_FIXTURE_TEST_CASE(the_timer_is_set_to_the_earliest_alarm_and_stops_when_no
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_lock_clock

@@ -5,6 +5,8 @@
 
 #include <boost/asio/error.hpp>
 
+namespace unit_revocation_machines {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace contender_test;
 
 namespace {
@@ -89,3 +91,5 @@ BOOST_AUTO_TEST_CASE(a_lingering_node_goes_when_revoked)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_revocation_machines

@@ -8,6 +8,8 @@
 #include <tuple>
 #include <vector>
 
+namespace unit_schema {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 
 namespace {
@@ -370,3 +372,5 @@ BOOST_AUTO_TEST_CASE(order_survives_the_sequence_wrap)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_schema

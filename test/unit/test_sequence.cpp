@@ -3,6 +3,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace unit_sequence {  // a namespace of its own: the unit tests compile as one translation unit
+
 
 using zklock::detail::parse_sequence;
 
@@ -32,3 +34,5 @@ BOOST_AUTO_TEST_CASE(ignores_children_that_are_not_contenders)
 // Ordering and holding: test_schema.cpp.
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_sequence

@@ -8,6 +8,8 @@
 
 #include <limits>
 
+namespace unit_sequence_proof {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace contender_test;
 
 namespace {
@@ -405,3 +407,5 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_gone_while_the_create_by_sequence_flies_cleans_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_sequence_proof

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+namespace unit_session_timing {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace zklock::detail;
 using namespace clock_test;
 using zklock::zk_errc;
@@ -180,3 +182,5 @@ BOOST_AUTO_TEST_CASE(a_loss_grace_above_the_bound_is_refused_with_the_bound_in_t
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_session_timing

@@ -9,6 +9,8 @@
 
 #include <sstream>
 
+namespace unit_stats {  // a namespace of its own: the unit tests compile as one translation unit
+
 using namespace std::chrono_literals;
 using zklock::latency_histogram;
 
@@ -136,3 +138,5 @@ BOOST_AUTO_TEST_CASE(prometheus_output_escapes_labels_and_writes_cumulative_buck
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_stats

@@ -6,6 +6,8 @@
 #include <regex>
 #include <set>
 
+namespace unit_uuid {  // a namespace of its own: the unit tests compile as one translation unit
+
 BOOST_AUTO_TEST_SUITE(uuids)
 
 BOOST_AUTO_TEST_CASE(uuids_are_curator_shaped_and_distinct)
@@ -34,3 +36,5 @@ BOOST_AUTO_TEST_CASE(protected_prefixes_of_curator_and_kazoo)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace unit_uuid
