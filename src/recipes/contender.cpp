@@ -10,7 +10,8 @@
 
 namespace zklock::detail {
 
-using type = contender_action::type;
+// A name of its own in the namespace: the library may compile in unity batches (ZKLOCK_UNITY_BUILD).
+using contender_act = contender_action::type;
 
 error_code final_error(session_state st)
 {
@@ -75,10 +76,12 @@ void contender::perform(const contender_action& a)
 {
     // A report earlier in the list may have made the owner give this contender up: requests for a
     // finished machine are moot (the ones that clean up are not).
-    const bool cleans_up = a.what == type::list && (a.purpose == listing::cleanup || a.purpose == listing::find_own);
+    const bool cleans_up =
+        a.what == contender_act::list && (a.purpose == listing::cleanup || a.purpose == listing::find_own);
     switch (a.what) {
-    case type::create_node: case type::create_container: case type::exists: case type::get_data:
-    case type::probe_delete: case type::sync: case type::await_watch: case type::list:
+    case contender_act::create_node: case contender_act::create_container: case contender_act::exists:
+    case contender_act::get_data: case contender_act::probe_delete: case contender_act::sync:
+    case contender_act::await_watch: case contender_act::list:
         if (machine_.finished() && !cleans_up) return;
         break;
     default: break;
@@ -86,7 +89,7 @@ void contender::perform(const contender_action& a)
     auto self = shared_from_this();
     const auto r = a.round;
     switch (a.what) {
-    case type::create_node:
+    case contender_act::create_node:
     {
         auto answered = [self, r, sent_on = s_->connections](error_code ec, std::string path, stat st) {
             bool first = false;
@@ -101,46 +104,46 @@ void contender::perform(const contender_action& a)
                                 std::move(answered));
         break;
     }
-    case type::create_container:
+    case contender_act::create_container:
         s_->create(op::create{a.path, "", create_mode::container, acl_},
                    [self, r, i = a.index](error_code ec, std::string, stat) {
                        self->perform(self->machine_.on_container_created(r, i, ec));
                    });
         break;
-    case type::exists:
+    case contender_act::exists:
         s_->exists(a.path, nullptr, [self, r, i = a.index](error_code ec, std::optional<stat> st) {
             self->perform(self->machine_.on_exists(r, i, ec, st.has_value()));
         });
         break;
-    case type::list:
+    case contender_act::list:
         s_->get_children(a.path, slot(a.slot, 0),
                          [self, r, p = a.purpose](error_code ec, std::vector<std::string> names, stat) {
                              self->perform(self->machine_.on_listed(r, p, ec, names));
                          });
         break;
-    case type::get_data:
+    case contender_act::get_data:
         s_->get_data(a.path, slot(a.slot, a.index),
                      [self, r, w = a.slot, i = a.index](error_code ec, std::string data, stat st) {
                          self->perform(self->machine_.on_data(r, w, ec, st.czxid, data, i));
                      });
         break;
-    case type::probe_delete:
+    case contender_act::probe_delete:
         s_->remove(a.path, -1, [self, r](error_code ec) { self->perform(self->machine_.on_probed(r, ec)); });
         break;
-    case type::sync: s_->sync(a.path, [](error_code) {}); break;  // only orders the listing behind it
-    case type::await_watch:
+    case contender_act::sync: s_->sync(a.path, [](error_code) {}); break;  // only orders the listing behind it
+    case contender_act::await_watch:
         slot(a.slot, a.index)->async_wait([self, r, w = a.slot](error_code ec, watch_event ev) {
             self->perform(self->machine_.on_watch_fired(r, w, ec, ev.type));
         });
         break;
-    case type::drop_watch:
+    case contender_act::drop_watch:
         if (a.slot == watch_slot::predecessor) {
             for (auto& w : pred_watches_) w = watch{};
             waiting_own_watch_ = watch{};
         } else *slot(a.slot, 0) = watch{};
         break;
-    case type::delete_node: delete_node(s_, a.path, {}); break;
-    case type::release_node:
+    case contender_act::delete_node: delete_node(s_, a.path, {}); break;
+    case contender_act::release_node:
         if (a.path.empty()) {
             if (release_done_) s_->post_completion(std::move(release_done_), error_code{});
             break;
@@ -151,18 +154,18 @@ void contender::perform(const contender_action& a)
             if (done) std::move(done)(ec);  // the lock queue's (delete_node says why at once)
         });
         break;
-    case type::await_connected:
+    case contender_act::await_connected:
         s_->wait_state(session_state::connecting, [self, step = a.step](error_code, session_state st) {
             self->perform(self->machine_.on_reconnected(step, st == session_state::connected));
         });
         break;
-    case type::note_permitted: registry_of(*s_).note_permitted(a.path); break;
-    case type::schema_found:
+    case contender_act::note_permitted: registry_of(*s_).note_permitted(a.path); break;
+    case contender_act::schema_found:
         log_schema_refusal(*s_, machine_.dir(), a.path);
         break;
-    case type::acquired: case type::waiting: case type::failed: case type::lost: case type::followers_waiting:
-    case type::followers_none: case type::followers_changed:
-    case type::revoke_requested:
+    case contender_act::acquired: case contender_act::waiting: case contender_act::failed: case contender_act::lost:
+    case contender_act::followers_waiting: case contender_act::followers_none: case contender_act::followers_changed:
+    case contender_act::revoke_requested:
         if (auto o = owner_.lock()) o->on_contender(this, a);
         break;
     }

@@ -9,7 +9,8 @@
 
 namespace zklock::detail {
 
-using type = drain_action::type;
+// A name of its own in the namespace: the library may compile in unity batches (ZKLOCK_UNITY_BUILD).
+using drain_act = drain_action::type;
 
 session_drain::session_drain(session_impl& s) : s_(s), timer_(s.ex) {}
 
@@ -45,8 +46,8 @@ void session_drain::perform(const drain_machine::actions& out)
 {
     for (const auto& a : out) {
         switch (a.what) {
-        case type::stop_new_work: stop_new_work(); break;
-        case type::arm_deadline:
+        case drain_act::stop_new_work: stop_new_work(); break;
+        case drain_act::arm_deadline:
             timer_.expires_at(a.at);
             timer_.async_wait([w = weak_from_this()](error_code ec) {
                 auto self = w.lock();
@@ -54,8 +55,8 @@ void session_drain::perform(const drain_machine::actions& out)
                 self->perform(self->machine_.deadline_passed(self->anything_held()));
             });
             break;
-        case type::confirm: confirm_once_connected(); break;
-        case type::close:
+        case drain_act::confirm: confirm_once_connected(); break;
+        case drain_act::close:
             timer_.cancel();
             confirm_when_connected_ = false;
             if (anything_held())
@@ -70,10 +71,10 @@ void session_drain::perform(const drain_machine::actions& out)
                 if (auto self = w.lock()) self->perform(self->machine_.closed(self->s_.close_confirmed()));
             });
             break;
-        case type::complete:
-        case type::abort:
+        case drain_act::complete:
+        case drain_act::abort:
             if (auto it = callers_.find(a.id); it != callers_.end()) {
-                s_.post_completion(std::move(it->second), a.what == type::abort
+                s_.post_completion(std::move(it->second), a.what == drain_act::abort
                                                               ? error_code(asio::error::operation_aborted)
                                                               : a.ec);
                 callers_.erase(it);

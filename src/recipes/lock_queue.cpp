@@ -7,7 +7,8 @@
 
 namespace zklock::detail {
 
-using type = queue_action::type;
+// A name of its own in the namespace: the library may compile in unity batches (ZKLOCK_UNITY_BUILD).
+using queue_act = queue_action::type;
 
 lock_queue::lock_queue(std::shared_ptr<session_impl> session, std::string k, std::string lock_path,
                        lock_queue_options o)
@@ -364,7 +365,7 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
 {
     for (const auto& a : actions) {
         switch (a.what) {
-        case type::grant: {
+        case queue_act::grant: {
             auto w = waiters_.take(a.id);
             if (w && w->lease) start_lease(a.holder, at + *w->lease);
             meter.hold_started(a.holder, at);
@@ -375,8 +376,8 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
             publish_lease();
             break;
         }
-        case type::fail_waiter: complete_waiter(a.id, a.ec, guard{}, at); break;
-        case type::start_contender: {
+        case queue_act::fail_waiter: complete_waiter(a.id, a.ec, guard{}, at); break;
+        case queue_act::start_contender: {
             auto self = shared_from_this();
             watch_directory();  // sent first: the watch must be in place before the node is created
             const auto next = memo_ ? memo_->current().next(s->connections) : std::nullopt;
@@ -394,10 +395,10 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
             current_->start(next);
             break;
         }
-        case type::abandon_contender:
+        case queue_act::abandon_contender:
             if (auto c = drop_contender()) c->abandon();
             break;
-        case type::release_contender: {
+        case queue_act::release_contender: {
             const auto seq = current_sequence();
             if (auto c = drop_contender()) {
                 // Kept in the session when this queue goes (not for a one-off key: nobody looks it up).
@@ -412,31 +413,31 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
             }
             break;
         }
-        case type::forget_contender: drop_contender(); break;
-        case type::release_done:
+        case queue_act::forget_contender: drop_contender(); break;
+        case queue_act::release_done:
             if (done) done->complete(*s, a.ec);
             break;
-        case type::notify_lost: answer(*s, lost_waiters_, a.id, error_code{}, a.ec); break;
-        case type::abort_lost_waiter:
+        case queue_act::notify_lost: answer(*s, lost_waiters_, a.id, error_code{}, a.ec); break;
+        case queue_act::abort_lost_waiter:
             answer(*s, lost_waiters_, a.id, error_code(asio::error::operation_aborted), error_code{});
             break;
-        case type::notify_revoked: answer(*s, revoke_waiters_, a.id, error_code{}); break;
-        case type::abort_revoke_waiter:
+        case queue_act::notify_revoked: answer(*s, revoke_waiters_, a.id, error_code{}); break;
+        case queue_act::abort_revoke_waiter:
             answer(*s, revoke_waiters_, a.id, error_code(asio::error::operation_aborted));
             break;
-        case type::watch_followers:
+        case queue_act::watch_followers:
             if (current_) current_->watch_followers();
             break;
-        case type::watch_own:
+        case queue_act::watch_own:
             if (current_) current_->watch_own();
             break;
-        case type::start_own_watch_clock:
+        case queue_act::start_own_watch_clock:
             // A new node stops it (drop_contender).
             clock().start_own_watch(at + std::chrono::milliseconds(local_queue::own_watch_delay_ms));
             break;
-        case type::arm_loss_clock: arm_loss_clock(); break;
-        case type::cancel_loss_clock: cancel_loss_clock(); break;
-        case type::confirm_touch:
+        case queue_act::arm_loss_clock: arm_loss_clock(); break;
+        case queue_act::cancel_loss_clock: cancel_loss_clock(); break;
+        case queue_act::confirm_touch:
             confirm_touch([w = weak_from_this()] {
                 if (auto q = w.lock()) q->step([](local_queue& m) { return m.on_touch_confirmed(); });
             });

@@ -40,7 +40,7 @@ void kill_session(const zklock::session& s, std::chrono::milliseconds timeout)
     // never across the waits: other sessions' pumps of this process go on meanwhile (review 4).
     zhandle_t* zh = nullptr;
     {
-        std::lock_guard<std::mutex> lock(detail::c_client_mutex());
+        std::lock_guard<std::mutex> lock(zklock::detail::c_client_mutex());
         zh = zookeeper_init2(s.config().hosts.c_str(), note_outcome, static_cast<int>(s.negotiated_timeout().count()),
                              &cid, &connected, 0, [](const char*) {});  // this helper's client logs nothing
     }
@@ -51,7 +51,7 @@ void kill_session(const zklock::session& s, std::chrono::milliseconds timeout)
         int fd = -1, interest = 0;
         timeval tv{};
         {
-            std::lock_guard<std::mutex> lock(detail::c_client_mutex());
+            std::lock_guard<std::mutex> lock(zklock::detail::c_client_mutex());
             zookeeper_interest(zh, &fd, &interest, &tv);
         }
         pollfd p{fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
@@ -59,12 +59,12 @@ void kill_session(const zklock::session& s, std::chrono::milliseconds timeout)
                  0};
         const int wait_ms = std::min<int>(100, static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000));
         ::poll(&p, fd >= 0 ? 1 : 0, wait_ms);
-        std::lock_guard<std::mutex> lock(detail::c_client_mutex());
+        std::lock_guard<std::mutex> lock(zklock::detail::c_client_mutex());
         zookeeper_process(zh, ((p.revents & POLLIN) ? ZOOKEEPER_READ : 0) | ((p.revents & POLLOUT) ? ZOOKEEPER_WRITE : 0));
     }
     // Closing the session ends it on the server. It may wait for the server (seconds, for a silent one):
     // off the mutex, as close_handle does, since this handle logs nothing.
-    detail::close_handle(zh, nullptr);
+    zklock::detail::close_handle(zh, nullptr);
     if (!connected) throw std::runtime_error("kill_session: no ZooKeeper server answered");
 }
 

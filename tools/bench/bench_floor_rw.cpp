@@ -23,7 +23,7 @@ namespace zklock_bench {
 
 namespace {
 
-struct rw_run {
+struct floor_rw_run {
     std::string dir;
     std::int64_t left = 0;    // sections still to start
     std::size_t running = 0;  // workers still looping
@@ -38,24 +38,24 @@ std::int64_t sequence_of(std::string_view name)
     return n;
 }
 
-struct rw_worker {
+struct floor_rw_worker {
     bare_client* client = nullptr;
-    rw_run* r = nullptr;
+    floor_rw_run* r = nullptr;
     bool writer = false;
     std::string prefix;           // DIR/r- or DIR/w-
     std::string node;             // ours, queued or held
     std::size_t keeping_out = 0;  // nodes ahead still there, each watched
     bool stopped = false;
 
-    static rw_worker* of(const void* ctx) { return static_cast<rw_worker*>(const_cast<void*>(ctx)); }
+    static floor_rw_worker* of(const void* ctx) { return static_cast<floor_rw_worker*>(const_cast<void*>(ctx)); }
 
     void acquire()
     {
         if (r->error != ZOK || r->left-- <= 0) return stop();
         client->send_one([this] {
             zoo_acreate(client->handle(), prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
-                        &rw_worker::created, this);
-            zoo_aget_children(client->handle(), r->dir.c_str(), 0, &rw_worker::listed, this);
+                        &floor_rw_worker::created, this);
+            zoo_aget_children(client->handle(), r->dir.c_str(), 0, &floor_rw_worker::listed, this);
         });
     }
     static void created(int rc, const char* path, const void* ctx)
@@ -78,8 +78,8 @@ struct rw_worker {
         w->keeping_out = ahead.size() + 1;  // (+1: not done before every watch is asked)
         w->client->send_one([&] {  // the watches in one segment
             for (const auto& name : ahead)
-                zoo_awexists(w->client->handle(), (w->r->dir + "/" + name).c_str(), &rw_worker::fired, w,
-                             &rw_worker::watched, w);
+                zoo_awexists(w->client->handle(), (w->r->dir + "/" + name).c_str(), &floor_rw_worker::fired, w,
+                             &floor_rw_worker::watched, w);
         });
         w->one_gone();
     }
@@ -90,7 +90,7 @@ struct rw_worker {
     }
     static void fired(zhandle_t*, int type, int, const char*, void* ctx)
     {
-        if (type == ZOO_DELETED_EVENT) static_cast<rw_worker*>(ctx)->one_gone();
+        if (type == ZOO_DELETED_EVENT) static_cast<floor_rw_worker*>(ctx)->one_gone();
     }
     void one_gone()
     {
@@ -100,7 +100,7 @@ struct rw_worker {
     {
         if (r->error != ZOK) return stop();
         client->send_one([this] {
-            zoo_adelete(client->handle(), node.c_str(), -1, &rw_worker::released, this);
+            zoo_adelete(client->handle(), node.c_str(), -1, &floor_rw_worker::released, this);
         });
     }
     static void released(int rc, const void* ctx)
@@ -125,8 +125,8 @@ struct rw_worker {
 double run_rw_floor(const std::string& hosts, const std::string& dir, std::size_t readers, std::size_t writers,
                     std::int64_t sections)
 {
-    rw_run r{dir, sections};
-    std::vector<rw_worker> workers(readers + writers);
+    floor_rw_run r{dir, sections};
+    std::vector<floor_rw_worker> workers(readers + writers);
     // Closed before the workers go (declared after them): the close delivers the events still on their way.
     std::vector<std::unique_ptr<bare_client>> owned;
     std::vector<bare_client*> clients;
@@ -137,7 +137,7 @@ double run_rw_floor(const std::string& hosts, const std::string& dir, std::size_
     const auto t0 = clk::now();
     for (std::size_t i = 0; i < workers.size(); ++i) {
         const bool writer = i >= readers;
-        workers[i] = rw_worker{clients[i], &r, writer, dir + (writer ? "/w-" : "/r-"), {}, 0, false};
+        workers[i] = floor_rw_worker{clients[i], &r, writer, dir + (writer ? "/w-" : "/r-"), {}, 0, false};
         workers[i].acquire();
     }
     bare_client::pump_all(clients, [&] { return r.running == 0; });
