@@ -76,6 +76,7 @@ zklock::testing::server_options server_options()
 {
     zklock::testing::server_options so;
     so.tick_ms = 2000;  // sessions may last 2..20 ticks: ZooKeeper's default 2 s tick lets 30 s through
+    so.jvm_options.clear();  // a measured server runs the JVM's optimising compiler, as in production
     return so;
 }
 

@@ -37,7 +37,7 @@ struct ensemble {
     ensemble& operator=(const ensemble&) = delete;
 
     std::filesystem::path log4j_config() const { return root.path / "log4j.properties"; }
-    void spawn(std::size_t i) { members[i].spawn(log4j_config()); }
+    void spawn(std::size_t i) { members[i].spawn(log4j_config(), options.jvm_options); }
 
     void write_config(const member& m) const;
     /// "host:peer:election[:participant;host:client]", as a server line or a reconfig names a member.

@@ -65,9 +65,10 @@ void member::kill() {
     pid = -1;
 }
 
-void member::spawn(const fs::path& log4j_config) {
-    const std::vector<std::string> args = {
-        java_binary,
+void member::spawn(const fs::path& log4j_config, const std::vector<std::string>& jvm_options) {
+    std::vector<std::string> args = {java_binary};
+    args.insert(args.end(), jvm_options.begin(), jvm_options.end());
+    args.insert(args.end(), {
         "-Xms64m",
         "-Xmx256m",
         // No /tmp/hsperfdata_* files: many JVMs in parallel test runs need not leave them behind.
@@ -83,7 +84,7 @@ void member::spawn(const fs::path& log4j_config) {
         "/usr/share/java/netty-codec.jar",
         "org.apache.zookeeper.server.quorum.QuorumPeerMain",
         config_file().string(),
-    };
+    });
     std::vector<char*> argv;
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace zklock::testing::detail {
 
@@ -38,8 +39,8 @@ struct member {
     /// SIGKILL, and reap it.
     void kill();
 
-    /// Starts the JVM on config_file(), its output appended to log_file().
-    void spawn(const std::filesystem::path& log4j_config);
+    /// Starts the JVM on config_file(), with jvm_options, its output appended to log_file().
+    void spawn(const std::filesystem::path& log4j_config, const std::vector<std::string>& jvm_options);
 };
 
 }  // namespace zklock::testing::detail

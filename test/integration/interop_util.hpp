@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace interop {
 
@@ -13,5 +14,13 @@ inline const std::string curator_classpath =
     "/usr/share/java/netty-common.jar:/usr/share/java/netty-transport.jar:/usr/share/java/netty-buffer.jar:"
     "/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:"
     "/usr/share/java/netty-transport-native-epoll.jar:/usr/share/java/netty-transport-native-unix-common.jar";
+
+/// The command that runs the single-file Java peer SOURCE with Curator, with the options of a short-lived
+/// JVM (as testing::server_options::jvm_options): the peer compiles its source at each start, and the
+/// client compiler alone does that in less CPU (the interop tests: 104 s of CPU before, 64 s after).
+inline std::vector<std::string> curator_java(const std::string& source)
+{
+    return {"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", curator_classpath, source};
+}
 
 }  // namespace interop

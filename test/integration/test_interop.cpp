@@ -13,16 +13,17 @@ using zklock::session;
 
 namespace {
 
-using interop::curator_classpath;
 
 /// A peer client (Curator or kazoo) running one of the scripts in test/interop.
 std::vector<std::string> peer(const std::string& which, const std::string& path, const std::string& mode,
                               const std::string& dir)
 {
     const std::string hosts = shared_server().connect_string();
-    if (which == "curator")
-        return {"java", "-cp", curator_classpath, std::string(ZKLOCK_TEST_DIR) + "/interop/CuratorLock.java", hosts,
-                path, mode, dir};
+    if (which == "curator") {
+        auto argv = interop::curator_java(std::string(ZKLOCK_TEST_DIR) + "/interop/CuratorLock.java");
+        argv.insert(argv.end(), {hosts, path, mode, dir});
+        return argv;
+    }
     // Debian's python3, which has python3-kazoo (a python3 earlier in PATH may not).
     return {"/usr/bin/python3", std::string(ZKLOCK_TEST_DIR) + "/interop/kazoo_lock.py", hosts, path, mode, dir};
 }

@@ -25,8 +25,9 @@ namespace {
 std::vector<std::string> curator(const std::string& path, const std::string& mode, const std::string& dir,
                                  const std::string& id)
 {
-    return {"java", "-cp", interop::curator_classpath, std::string(ZKLOCK_TEST_DIR) + "/interop/CuratorElection.java",
-            shared_server().connect_string(), path, mode, dir, id};
+    auto argv = interop::curator_java(std::string(ZKLOCK_TEST_DIR) + "/interop/CuratorElection.java");
+    argv.insert(argv.end(), {shared_server().connect_string(), path, mode, dir, id});
+    return argv;
 }
 
 std::vector<std::string> kazoo(const std::string& path, const std::string& mode, const std::string& dir, const std::string& id)

@@ -23,7 +23,6 @@ using zklock::shared_mutex;
 
 namespace {
 
-using interop::curator_classpath;
 
 /// Java starts slowly (a second or two, more on a busy machine): every wait on a Curator peer is long.
 constexpr auto peer_limit = 60s;
@@ -39,9 +38,8 @@ public:
     /// java ... PROGRAM CONNECT ARGS... DIR
     curator(const std::string& program, const std::vector<std::string>& args)
     {
-        std::vector<std::string> argv{"java", "-cp", curator_classpath,
-                                      std::string(ZKLOCK_TEST_DIR) + "/interop/" + program,
-                                      shared_server().connect_string()};
+        std::vector<std::string> argv = interop::curator_java(std::string(ZKLOCK_TEST_DIR) + "/interop/" + program);
+        argv.push_back(shared_server().connect_string());
         argv.insert(argv.end(), args.begin(), args.end());
         argv.push_back(dir_.path().string());
         proc_.emplace(argv);

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace zklock::testing {
 
@@ -35,6 +37,11 @@ struct server_options {
     /// the server with: Debian's C client has no TLS, so a zklock session reaches such a server through a
     /// TLS proxy beside it (stunnel).
     bool tls_only = false;
+    /// Options for each server's JVM, placed before its class path. The default starts a server in less
+    /// CPU, for one that lives as long as a test: the client compiler only (the optimising one pays off
+    /// in long runs), the serial collector and one compiler thread. A test suite on two cores took a
+    /// fifth less time so (issue 49). A benchmark clears it, so that its servers run optimised code.
+    std::vector<std::string> jvm_options{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:CICompilerCount=1"};
 };
 
 }  // namespace zklock::testing
