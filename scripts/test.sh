@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=2
+# Minutes and seconds since the command started, for the log's tier lines.
+elapsed() { printf '%d min %02d s' $((SECONDS / 60)) $((SECONDS % 60)); }
 # A CI machine can be short of disk: one run stopped with "No space left on device" in the sanitizer
 # build, the first stage's build (about 1-4 GB) still there. With ZKLOCK_FREE_DISK=1 (.ci/run sets it),
 # each stage's build directory goes once its tests have passed.
@@ -43,7 +45,7 @@ run_tier() {
 # ASan+UBSan tier below, where a defect shows more: compiling and running them here as well took 13 of
 # the command's 49 minutes (issue 49). ZKLOCK_RELEASE_ALL=1 runs them in this tier too.
 # (No debug information: a quarter less compile time than RelWithDebInfo; the sanitizer builds have it.)
-echo "== build and test (Release)"
+echo "== build and test (Release) ($(elapsed))"
 # Every option this tier needs is set here: a cache left by the demo (ZKLOCK_BUILD_TESTS=OFF) must not
 # turn tests off.
 release_all=${ZKLOCK_RELEASE_ALL:-0}
@@ -55,19 +57,37 @@ cmake --build build -j"$jobs"
 run_tier Release "$release_count" --test-dir build -j"$jobs" --output-on-failure
 done_with build
 
-echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
+echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer ($(elapsed))"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON -DZKLOCK_BUILD_TESTS=ON \
   -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build-sanitize -j"$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_tier "AddressSanitizer+UBSan" 62 --test-dir build-sanitize -j"$jobs" --output-on-failure
-done_with build-sanitize
-
-echo "== build and test the multi-threaded tests under ThreadSanitizer"
+# The ThreadSanitizer tier's build runs meanwhile the ASan+UBSan tests do, at the lowest priority: those
+# tests leave a quarter of the CPU idle (their ZooKeeper servers wait on the disk and on timers), which the
+# build takes, and yield it back at once to a test that needs it (issue 49).
+echo "== the ThreadSanitizer build starts beside the tests, at nice 19 ($(elapsed))"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE_THREAD=ON -DZKLOCK_BUILD_TESTS=ON \
   -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=OFF > /dev/null
-cmake --build build-tsan -j"$jobs" --target tests_threads
+tsan_log=$(mktemp)
+nice -n 19 cmake --build build-tsan -j"$jobs" --target tests_threads > "$tsan_log" 2>&1 &
+tsan_build=$!
+asan_status=0
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_tier "AddressSanitizer+UBSan" 62 --test-dir build-sanitize -j"$jobs" --output-on-failure || asan_status=$?
+if [[ $asan_status -ne 0 ]]; then
+  kill "$tsan_build" 2> /dev/null || true
+  wait "$tsan_build" 2> /dev/null || true
+  exit "$asan_status"
+fi
+done_with build-sanitize
+
+echo "== build and test the multi-threaded tests under ThreadSanitizer ($(elapsed))"
+tsan_status=0
+wait "$tsan_build" || tsan_status=$?
+cat "$tsan_log"
+rm -f "$tsan_log"
+if [[ $tsan_status -ne 0 ]]; then echo "== ThreadSanitizer: the build failed (exit $tsan_status)"; exit "$tsan_status"; fi
 # Any report fails the run (exitcode), and the test binary's own checks must pass.
 TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
   run_tier ThreadSanitizer 4 --test-dir build-tsan -L threads --output-on-failure
 done_with build-tsan
+echo "== done ($(elapsed))"
