@@ -16,6 +16,30 @@ elapsed() { printf '%d min %02d s' $((SECONDS / 60)) $((SECONDS % 60)); }
 done_with() {
   if [[ ${ZKLOCK_FREE_DISK:-0} == 1 ]]; then rm -rf "$1"; fi
 }
+# A build in the background at nice 19, in a process group of its own (setsid) so that stop_build ends
+# its compilers too; its output goes to a log that finish_build prints. Usage: start_build NAME DIR [ARGS...]
+declare -A build_pid build_log
+start_build() {
+  local name=$1 dir=$2
+  shift 2
+  build_log[$name]=$(mktemp)
+  setsid -w nice -n 19 cmake --build "$dir" -j"$jobs" "$@" > "${build_log[$name]}" 2>&1 &
+  build_pid[$name]=$!
+}
+# Waits for the build NAME, prints its log, and fails the command if it failed.
+finish_build() {
+  local rc=0
+  wait "${build_pid[$1]}" || rc=$?
+  cat "${build_log[$1]}"
+  rm -f "${build_log[$1]}"
+  if [[ $rc -ne 0 ]]; then echo "== the $1 build failed (exit $rc)"; exit "$rc"; fi
+}
+stop_build() {
+  kill -- -"${build_pid[$1]}" 2> /dev/null || true
+  wait "${build_pid[$1]}" 2> /dev/null || true
+  rm -f "${build_log[$1]}"
+}
+
 # Runs ctest for one tier and fails unless it ran at least `min` tests, all passed (a tier that ran no
 # test, or fewer than the suite has, cannot pass silently: issue 48.14, where a cache left by the demo's
 # ZKLOCK_BUILD_TESTS=OFF made the first tier run nothing and pass). Usage: run_tier NAME MIN CTEST-ARGS...
@@ -54,38 +78,32 @@ if [[ $release_all == 1 ]]; then release_integration=ON release_count=65; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZKLOCK_BUILD_TESTS=ON -DZKLOCK_BUILD_INTEGRATION_TESTS=$release_integration \
   -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build -j"$jobs"
-run_tier Release "$release_count" --test-dir build -j"$jobs" --output-on-failure
+# Each sanitizer tier's build runs meanwhile the tier before it runs its tests, at the lowest priority: the
+# tests leave part of the CPU idle (chaos_short and the ZooKeeper servers wait on the network, the disk
+# and timers; the consumers configure on one core), which the build takes, and yield it back at once to a
+# test that needs it (issue 49: 1.3 min less for the TSan build beside the ASan tests).
+echo "== the ASan+UBSan build starts beside the Release tests, at nice 19 ($(elapsed))"
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON -DZKLOCK_BUILD_TESTS=ON \
+  -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
+start_build asan build-sanitize
+status=0
+run_tier Release "$release_count" --test-dir build -j"$jobs" --output-on-failure || status=$?
+if [[ $status -ne 0 ]]; then stop_build asan; exit "$status"; fi
 done_with build
 
 echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer ($(elapsed))"
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON -DZKLOCK_BUILD_TESTS=ON \
-  -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
-cmake --build build-sanitize -j"$jobs"
-# The ThreadSanitizer tier's build runs meanwhile the ASan+UBSan tests do, at the lowest priority: those
-# tests leave a quarter of the CPU idle (their ZooKeeper servers wait on the disk and on timers), which the
-# build takes, and yield it back at once to a test that needs it (issue 49).
+finish_build asan
 echo "== the ThreadSanitizer build starts beside the tests, at nice 19 ($(elapsed))"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE_THREAD=ON -DZKLOCK_BUILD_TESTS=ON \
   -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=OFF > /dev/null
-tsan_log=$(mktemp)
-nice -n 19 cmake --build build-tsan -j"$jobs" --target tests_threads > "$tsan_log" 2>&1 &
-tsan_build=$!
-asan_status=0
+start_build tsan build-tsan --target tests_threads
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_tier "AddressSanitizer+UBSan" 62 --test-dir build-sanitize -j"$jobs" --output-on-failure || asan_status=$?
-if [[ $asan_status -ne 0 ]]; then
-  kill "$tsan_build" 2> /dev/null || true
-  wait "$tsan_build" 2> /dev/null || true
-  exit "$asan_status"
-fi
+  run_tier "AddressSanitizer+UBSan" 62 --test-dir build-sanitize -j"$jobs" --output-on-failure || status=$?
+if [[ $status -ne 0 ]]; then stop_build tsan; exit "$status"; fi
 done_with build-sanitize
 
 echo "== build and test the multi-threaded tests under ThreadSanitizer ($(elapsed))"
-tsan_status=0
-wait "$tsan_build" || tsan_status=$?
-cat "$tsan_log"
-rm -f "$tsan_log"
-if [[ $tsan_status -ne 0 ]]; then echo "== ThreadSanitizer: the build failed (exit $tsan_status)"; exit "$tsan_status"; fi
+finish_build tsan
 # Any report fails the run (exitcode), and the test binary's own checks must pass.
 TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 \
   run_tier ThreadSanitizer 4 --test-dir build-tsan -L threads --output-on-failure
