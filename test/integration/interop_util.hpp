@@ -1,6 +1,8 @@
 // What the interop tests share: where Debian's Curator 5.4 and its dependencies are.
 #pragma once
 
+#include <zklock/testing/server_options.hpp>
+
 #include <string>
 #include <vector>
 
@@ -15,12 +17,17 @@ inline const std::string curator_classpath =
     "/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:"
     "/usr/share/java/netty-transport-native-epoll.jar:/usr/share/java/netty-transport-native-unix-common.jar";
 
-/// The command that runs the single-file Java peer SOURCE with Curator, with the options of a short-lived
-/// JVM (as testing::server_options::jvm_options): the peer compiles its source at each start, and the
-/// client compiler alone does that in less CPU (the interop tests: 104 s of CPU before, 64 s after).
+/// The command that runs the single-file Java peer SOURCE with Curator, with the JVM options of the
+/// harness's servers (testing::server_options::jvm_options, those of a short-lived JVM): the peer compiles
+/// its source at each start, and the client compiler alone does that in less CPU (the interop tests: 104 s
+/// of CPU before, 64 s after).
 inline std::vector<std::string> curator_java(const std::string& source)
 {
-    return {"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", curator_classpath, source};
+    std::vector<std::string> argv{"java"};
+    const auto quick = zklock::testing::server_options{}.jvm_options;
+    argv.insert(argv.end(), quick.begin(), quick.end());
+    argv.insert(argv.end(), {"-cp", curator_classpath, source});
+    return argv;
 }
 
 }  // namespace interop
