@@ -10,7 +10,7 @@
 
 namespace zklock::detail {
 
-using type = contender_action::type;
+using contender_act = contender_action::type;
 
 contender_machine::contender_machine(std::string dir, std::string prefix, contender_kind kind, bool permitted,
                                      bool watch_followers)
@@ -35,8 +35,8 @@ void contender_machine::do_start(actions& out, bool listed)
     czxid_ = 0;  // a new node: its own creation zxid is the token, never an earlier node's
     ++node_gen_;
     listing_follows_ = listed;
-    out.push_back({.what = type::create_node, .path = dir_ + "/" + prefix_, .round = r, .batchable = !listed});
-    if (listed) out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::place});
+    out.push_back({.what = contender_act::create_node, .path = dir_ + "/" + prefix_, .round = r, .batchable = !listed});
+    if (listed) out.push_back({.what = contender_act::list, .path = dir_, .round = r, .purpose = listing::place});
 }
 
 contender_machine::actions contender_machine::abandon()
@@ -50,7 +50,7 @@ void contender_machine::abandon(actions& out)
 {
     if (finished_) return;
     finish(out);
-    if (!node_.empty()) out.push_back({.what = type::delete_node, .path = node_});
+    if (!node_.empty()) out.push_back({.what = contender_act::delete_node, .path = node_});
 }
 
 contender_machine::actions contender_machine::release()
@@ -58,21 +58,21 @@ contender_machine::actions contender_machine::release()
     actions out;
     finish(out);
     // The own-node watch stays until the delete is answered: the delete itself consumes it.
-    out.push_back({.what = type::release_node, .path = node_});
+    out.push_back({.what = contender_act::release_node, .path = node_});
     return out;
 }
 
 void contender_machine::finish(actions& out)
 {
     finished_ = true;  // late answers now only clean up
-    out.push_back({.what = type::drop_watch, .slot = watch_slot::predecessor});
-    out.push_back({.what = type::drop_watch, .slot = watch_slot::followers});
+    out.push_back({.what = contender_act::drop_watch, .slot = watch_slot::predecessor});
+    out.push_back({.what = contender_act::drop_watch, .slot = watch_slot::followers});
 }
 
 void contender_machine::fail(actions& out, error_code ec)
 {
     abandon(out);
-    out.push_back({.what = type::failed, .ec = ec});
+    out.push_back({.what = contender_act::failed, .ec = ec});
 }
 
 contender_machine::actions contender_machine::on_created(std::uint64_t r, error_code ec, const std::string& path,
@@ -82,7 +82,7 @@ contender_machine::actions contender_machine::on_created(std::uint64_t r, error_
     if (finished_) {
         // The waiter left while the create was in flight. A create lost with the connection may still
         // have happened: look for it by name once reconnected.
-        if (!ec) out.push_back({.what = type::delete_node, .path = path});
+        if (!ec) out.push_back({.what = contender_act::delete_node, .path = path});
         else if (is_retryable(ec)) after_reconnect(out, resume::cleanup);
         return out;
     }
@@ -126,10 +126,10 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
         }
         // A create retried by the server (a lagging follower) may have made a second node of ours.
         for (const auto& n : names)
-            if (n != name_ && ours(n)) out.push_back({.what = type::delete_node, .path = dir_ + "/" + n});
+            if (n != name_ && ours(n)) out.push_back({.what = contender_act::delete_node, .path = dir_ + "/" + n});
         const auto v = decide(kind_, names, name_, passed_over_);
         if (v.foreign) {
-            out.push_back({.what = type::schema_found, .path = std::string(describe(*v.foreign))});
+            out.push_back({.what = contender_act::schema_found, .path = std::string(describe(*v.foreign))});
             fail(out, zklock::error::schema_mismatch);
         } else if (!v.found) {
             node_.clear();  // deleted by someone else before we held it: queue again with a new node
@@ -139,7 +139,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
         } else {
             phase_ = phase::waiting;
             watch_ahead(out, v.obstacles);
-            out.push_back({.what = type::waiting, .index = v.ahead});
+            out.push_back({.what = contender_act::waiting, .index = v.ahead});
         }
         break;
     }
@@ -178,7 +178,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
         else if (ec) fail(out, ec);
         else {
             permitted_ = true;
-            out.push_back({.what = type::note_permitted, .path = dir_});
+            out.push_back({.what = contender_act::note_permitted, .path = dir_});
             do_start(out);
         }
         break;
@@ -190,10 +190,10 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
         }
         if (ec) break;
         if (someone_waits_behind(kind_, names, name_)) {
-            out.push_back({.what = type::followers_waiting});
+            out.push_back({.what = contender_act::followers_waiting});
         } else {
-            out.push_back({.what = type::await_watch, .slot = watch_slot::followers});
-            out.push_back({.what = type::followers_none});
+            out.push_back({.what = contender_act::await_watch, .slot = watch_slot::followers});
+            out.push_back({.what = contender_act::followers_none});
         }
         break;
     }
@@ -202,7 +202,7 @@ contender_machine::actions contender_machine::on_listed(std::uint64_t r, listing
 
 void contender_machine::relist(actions& out)
 {
-    out.push_back({.what = type::list, .path = dir_, .round = next_round(), .purpose = listing::place});
+    out.push_back({.what = contender_act::list, .path = dir_, .round = next_round(), .purpose = listing::place});
 }
 
 // getData, not exists: a watch is set only if the node is there, so a vanished node leaves none.
@@ -217,7 +217,7 @@ void contender_machine::watch_ahead(actions& out, const std::vector<std::string>
     all_ahead_watched_ = obstacles.size() <= max_watched_ahead;
     ahead_left_ = all_ahead_watched_ ? obstacles.size() : 1;
     for (std::size_t i = 0; i < ahead_left_; ++i)
-        out.push_back({.what = type::get_data, .path = dir_ + "/" + obstacles[i], .round = r,
+        out.push_back({.what = contender_act::get_data, .path = dir_ + "/" + obstacles[i], .round = r,
                        .slot = watch_slot::predecessor, .index = i});
     if (all_ahead_watched_) watch_waiting_own(out, r);  // (its answer has our token too)
     else if (czxid_ == 0) read_token(out);  // made in a multi: read while we wait, not on the way to holding
@@ -225,7 +225,7 @@ void contender_machine::watch_ahead(actions& out, const std::vector<std::string>
 
 void contender_machine::watch_waiting_own(actions& out, std::uint64_t r)
 {
-    out.push_back({.what = type::get_data, .path = node_, .round = r, .slot = watch_slot::waiting_own});
+    out.push_back({.what = contender_act::get_data, .path = node_, .round = r, .slot = watch_slot::waiting_own});
 }
 
 // A watched node ahead was deleted (or found gone).
@@ -235,7 +235,7 @@ void contender_machine::obstacle_gone(actions& out)
     if (--ahead_left_ > 0) return;
     // Each watch ahead has fired or was never set; our own node's is no longer needed.
     next_round();
-    out.push_back({.what = type::drop_watch, .slot = watch_slot::predecessor});
+    out.push_back({.what = contender_act::drop_watch, .slot = watch_slot::predecessor});
     if (grant_on_listing_only_) return relist(out);  // the listing decides, and sees another recipe's node
     become_holder(out);
 }
@@ -255,7 +255,7 @@ void contender_machine::on_waiting_own(actions& out, std::uint64_t r, error_code
     if (deleted || ec == zk_errc::no_node) return relist(out);  // it finds the node gone and queues again
     if (is_retryable(ec)) return relist_after_reconnect(out);
     if (ec) return fail(out, ec);
-    if (read) out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::waiting_own});
+    if (read) out.push_back({.what = contender_act::await_watch, .round = r, .slot = watch_slot::waiting_own});
     else watch_waiting_own(out, r);  // its data changed: watch on
 }
 
@@ -274,7 +274,7 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
         if (ec == zk_errc::no_node) obstacle_gone(out);
         else if (is_retryable(ec)) relist_after_reconnect(out);
         else if (ec) fail(out, ec);
-        else out.push_back({.what = type::await_watch, .round = r, .slot = watch_slot::predecessor, .index = index});
+        else out.push_back({.what = contender_act::await_watch, .round = r, .slot = watch_slot::predecessor, .index = index});
         return out;
     }
     if (slot == watch_slot::none) {
@@ -285,15 +285,15 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
         }
     }
     // Our own node, while held: watched (own), or read for its czxid alone (none).
-    if (ec == zk_errc::no_node) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
+    if (ec == zk_errc::no_node) out.push_back({.what = contender_act::lost, .ec = zklock::error::lock_node_deleted});
     else if (is_retryable(ec)) {
         own_watched_ = true;  // (a read for the czxid is asked again with the watch: rare, and harmless)
         after_reconnect(out, resume::watch_own);
     } else if (!ec) {
         if (czxid_ == 0) czxid_ = czxid;
-        if (slot == watch_slot::own) out.push_back({.what = type::await_watch, .slot = watch_slot::own});
-        if (std::exchange(announce_when_watched_, false)) out.push_back({.what = type::acquired});
-        if (data == revoke_request) out.push_back({.what = type::revoke_requested});
+        if (slot == watch_slot::own) out.push_back({.what = contender_act::await_watch, .slot = watch_slot::own});
+        if (std::exchange(announce_when_watched_, false)) out.push_back({.what = contender_act::acquired});
+        if (data == revoke_request) out.push_back({.what = contender_act::revoke_requested});
     }
     // Any other error: the session ended, and the queue hears it from the session.
     return out;
@@ -311,14 +311,14 @@ contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, wa
         else relist(out);  // its data changed: look again (and watch afresh)
         break;
     case watch_slot::own:
-        if (t == watch_event_type::deleted) out.push_back({.what = type::lost, .ec = zklock::error::lock_node_deleted});
+        if (t == watch_event_type::deleted) out.push_back({.what = contender_act::lost, .ec = zklock::error::lock_node_deleted});
         else watch_own(out);  // data changed: keep watching
         break;
     case watch_slot::followers:
         // A child came or went while we hold the head: most likely someone queued behind us. Said at once,
         // so that the queue stops passing the node on beyond its bound until the listing answers.
         watch_followers(out);
-        out.push_back({.what = type::followers_changed});
+        out.push_back({.what = contender_act::followers_changed});
         break;
     case watch_slot::waiting_own: on_waiting_own(out, r, {}, t == watch_event_type::deleted, false); break;
     case watch_slot::none: break;
@@ -354,25 +354,25 @@ void contender_machine::become_holder(actions& out)
     if (czxid_ == 0) announce_when_watched_ = true;
     if (own_wanted_ && !std::exchange(own_watched_, true)) watch_own(out);
     else if (czxid_ == 0) read_token(out);
-    if (czxid_ != 0) out.push_back({.what = type::acquired});
+    if (czxid_ != 0) out.push_back({.what = contender_act::acquired});
 }
 
 void contender_machine::read_token(actions& out)
 {
-    out.push_back({.what = type::get_data, .path = node_, .slot = watch_slot::none, .index = node_gen_});
+    out.push_back({.what = contender_act::get_data, .path = node_, .slot = watch_slot::none, .index = node_gen_});
 }
 
 // While held, a watch on our own node tells the holder if someone deletes it.
 void contender_machine::watch_own(actions& out)
 {
-    out.push_back({.what = type::get_data, .path = node_, .slot = watch_slot::own});
+    out.push_back({.what = contender_act::get_data, .path = node_, .slot = watch_slot::own});
 }
 
 // While held, a child watch on the lock directory says when another contender queues behind us, so that
 // an idle node lingers only while nobody else waits.
 void contender_machine::watch_followers(actions& out)
 {
-    out.push_back({.what = type::list, .path = dir_, .slot = watch_slot::followers, .purpose = listing::followers});
+    out.push_back({.what = contender_act::list, .path = dir_, .slot = watch_slot::followers, .purpose = listing::followers});
 }
 
 // After a lost connection the create may or may not have happened: look for our protected name. A sync
@@ -381,14 +381,14 @@ void contender_machine::watch_followers(actions& out)
 void contender_machine::find_own(actions& out)
 {
     const auto r = next_round();
-    out.push_back({.what = type::sync, .path = dir_});
-    out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::find_own});
+    out.push_back({.what = contender_act::sync, .path = dir_});
+    out.push_back({.what = contender_act::list, .path = dir_, .round = r, .purpose = listing::find_own});
 }
 
 void contender_machine::after_reconnect(actions& out, resume step)
 {
-    out.push_back({.what = type::await_connected, .step = step});
-    if (!finished_) out.push_back({.what = type::waiting});  // one-look waiters give up
+    out.push_back({.what = contender_act::await_connected, .step = step});
+    if (!finished_) out.push_back({.what = contender_act::waiting});  // one-look waiters give up
 }
 
 contender_machine::actions contender_machine::on_reconnected(resume step, bool connected)
@@ -397,7 +397,7 @@ contender_machine::actions contender_machine::on_reconnected(resume step, bool c
     if (finished_) {
         // Still find and delete a node whose create's answer was lost.
         if (connected && node_.empty())
-            out.push_back({.what = type::list, .path = dir_, .purpose = listing::cleanup});
+            out.push_back({.what = contender_act::list, .path = dir_, .purpose = listing::cleanup});
         return out;
     }
     if (!connected) return out;  // a final state: the queue hears it from the session too
@@ -415,7 +415,7 @@ contender_machine::actions contender_machine::on_reconnected(resume step, bool c
 void contender_machine::delete_ours(actions& out, const std::vector<std::string>& names)
 {
     for (const auto& n : names)
-        if (ours(n)) out.push_back({.what = type::delete_node, .path = dir_ + "/" + n});
+        if (ours(n)) out.push_back({.what = contender_act::delete_node, .path = dir_ + "/" + n});
 }
 
 }  // namespace zklock::detail

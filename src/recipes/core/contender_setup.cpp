@@ -6,7 +6,7 @@
 
 namespace zklock::detail {
 
-using type = contender_action::type;
+using contender_act = contender_action::type;
 
 // Before the first node in a directory: may we delete what we create, and list the directory? A node we
 // cannot delete would block every other process until our session ends. The server checks a delete's
@@ -16,8 +16,8 @@ using type = contender_action::type;
 void contender_machine::check_permissions(actions& out)
 {
     const auto r = next_round();
-    out.push_back({.what = type::probe_delete, .path = dir_ + "/zklock-permission-probe", .round = r});
-    out.push_back({.what = type::list, .path = dir_, .round = r, .purpose = listing::permissions});
+    out.push_back({.what = contender_act::probe_delete, .path = dir_ + "/zklock-permission-probe", .round = r});
+    out.push_back({.what = contender_act::list, .path = dir_, .round = r, .purpose = listing::permissions});
 }
 
 contender_machine::actions contender_machine::on_probed(std::uint64_t r, error_code ec)
@@ -41,7 +41,7 @@ void contender_machine::make_parents(actions& out)
     parts_error_ = {};
     const auto r = next_round();
     for (std::size_t i = 0; i < parts_.size(); ++i)
-        out.push_back({.what = type::exists, .path = parts_[i], .round = r, .index = i});
+        out.push_back({.what = contender_act::exists, .path = parts_[i], .round = r, .index = i});
 }
 
 contender_machine::actions contender_machine::on_exists(std::uint64_t r, std::size_t i, error_code ec, bool present)
@@ -63,7 +63,7 @@ contender_machine::actions contender_machine::on_exists(std::uint64_t r, std::si
         }
         const auto r2 = next_round();
         for (std::size_t k = first_missing; k < parts_.size(); ++k)
-            out.push_back({.what = type::create_container, .path = parts_[k], .round = r2, .index = k});
+            out.push_back({.what = contender_act::create_container, .path = parts_[k], .round = r2, .index = k});
     }
     return out;
 }

@@ -7,23 +7,23 @@
 
 namespace zklock::detail {
 
-using type = drain_action::type;
+using drain_act = drain_action::type;
 
 drain_machine::actions drain_machine::start(std::uint64_t id, clock_time deadline, bool holders, error_code session_over)
 {
     actions out;
     if (phase_ == phase::done || (phase_ == phase::idle && session_over)) {
-        out.push_back({.what = type::complete, .id = id, .ec = zklock::error::already_closed});
+        out.push_back({.what = drain_act::complete, .id = id, .ec = zklock::error::already_closed});
         return out;
     }
     callers_.push_back(id);
     if (phase_ == phase::idle) {
         phase_ = phase::waiting;
-        out.push_back({.what = type::stop_new_work});
+        out.push_back({.what = drain_act::stop_new_work});
     }
     if (phase_ == phase::waiting && (!deadline_ || deadline < *deadline_)) {
         deadline_ = deadline;
-        out.push_back({.what = type::arm_deadline, .at = deadline});
+        out.push_back({.what = drain_act::arm_deadline, .at = deadline});
     }
     if (phase_ == phase::waiting && !holders) {
         auto more = holders_gone();
@@ -37,7 +37,7 @@ drain_machine::actions drain_machine::holders_gone()
     actions out;
     if (phase_ != phase::waiting) return out;
     phase_ = phase::confirming;
-    out.push_back({.what = type::confirm});
+    out.push_back({.what = drain_act::confirm});
     return out;
 }
 
@@ -55,7 +55,7 @@ drain_machine::actions drain_machine::cut_short(std::uint64_t id, bool holders)
     const auto it = std::find(callers_.begin(), callers_.end(), id);
     if (it == callers_.end()) return out;  // already answered: the signal came late
     callers_.erase(it);
-    out.push_back({.what = type::abort, .id = id});
+    out.push_back({.what = drain_act::abort, .id = id});
     if (phase_ == phase::waiting || phase_ == phase::confirming)
         return close_now(std::move(out), holders, error_code(ECANCELED, boost::system::system_category()));  // Asio's operation_aborted
     return out;
@@ -68,7 +68,7 @@ drain_machine::actions drain_machine::confirmed(error_code ec)
     // after the reconnect; the deadline still bounds it.
     if (ec == zklock::zk_errc::connection_loss || ec == zklock::zk_errc::operation_timeout) {
         confirm_lost_ = true;
-        return {{.what = type::confirm}};
+        return {{.what = drain_act::confirm}};
     }
     confirm_lost_ = false;
     releases_confirmed_ = !ec;
@@ -101,13 +101,13 @@ drain_machine::actions drain_machine::close_now(actions out, bool forced, error_
 {
     phase_ = phase::closing;
     forced_ = forced;
-    out.push_back({.what = type::close, .ec = why});
+    out.push_back({.what = drain_act::close, .ec = why});
     return out;
 }
 
 void drain_machine::complete_all(actions& out, error_code ec)
 {
-    for (auto id : callers_) out.push_back({.what = type::complete, .id = id, .ec = ec});
+    for (auto id : callers_) out.push_back({.what = drain_act::complete, .id = id, .ec = ec});
     callers_.clear();
 }
 

@@ -9,7 +9,7 @@
 
 namespace zklock::detail {
 
-using type = queue_action::type;
+using queue_act = queue_action::type;
 
 error_code local_queue::lost(std::uint64_t holder) const noexcept
 {
@@ -28,7 +28,7 @@ local_queue::actions local_queue::acquire(std::uint64_t id, bool one_look)
     const bool joinable = node_usable() && !holders_.empty() && may_join() && waiters_.empty();
     const bool free = holders_.empty() && waiters_.empty() && !queued_ && connected_;
     if (one_look && !joinable && !free) {
-        out.push_back({.what = type::fail_waiter, .id = id, .ec = zklock::error::timeout});
+        out.push_back({.what = queue_act::fail_waiter, .id = id, .ec = zklock::error::timeout});
         return out;
     }
     waiters_.emplace(id, one_look);
@@ -42,7 +42,7 @@ local_queue::actions local_queue::cancel(std::uint64_t id, error_code why)
     actions out;
     if (!waiters_.erase(id)) return out;
     one_looks_.erase(id);
-    out.push_back({.what = type::fail_waiter, .id = id, .ec = why});
+    out.push_back({.what = queue_act::fail_waiter, .id = id, .ec = why});
     maybe_abandon(out);
     return out;
 }
@@ -64,7 +64,7 @@ void local_queue::advance(actions& out)
         followers_clear_ = false;
         revoke_requested_ = false;
         own_watch_asked_ = watching_from_start;
-        out.push_back({.what = type::start_contender});
+        out.push_back({.what = queue_act::start_contender});
     }
 }
 
@@ -73,7 +73,7 @@ void local_queue::grant_available(actions& out)
     if (!holders_.empty() && !may_join()) return;
     if (answer_pending()) return;  // on_followers_none or on_followers_waiting decides
     if (stale_) {  // the guard would be lost at birth: hold the grant until the leader has answered
-        if (!std::exchange(confirming_, true)) out.push_back({.what = type::confirm_touch});
+        if (!std::exchange(confirming_, true)) out.push_back({.what = queue_act::confirm_touch});
         return;
     }
     grant(out);
@@ -106,10 +106,10 @@ void local_queue::grant(actions& out)
     waiters_.pop_front();
     const auto holder = ++holder_gen_;
     add_holder(holder);
-    out.push_back({.what = type::grant, .id = id, .holder = holder, .seq = grants_++});
-    out.push_back({.what = type::arm_loss_clock});
+    out.push_back({.what = queue_act::grant, .id = id, .holder = holder, .seq = grants_++});
+    out.push_back({.what = queue_act::arm_loss_clock});
     // The node's first hold, whenever it comes (at once, on reconnect, after a confirmed touch).
-    if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = type::start_own_watch_clock});
+    if (grants_ == 1 && !own_watch_asked_) out.push_back({.what = queue_act::start_own_watch_clock});
     // The first local hand-off (a read node: its first join) asks the contender who queues behind the
     // node, so that the answer is in (usually) before the bound is reached. Readers always ask: beyond the
     // bound they join only until a writer queues; a mutex's node asks as should_look() says, and only
@@ -120,14 +120,14 @@ void local_queue::grant(actions& out)
                                        grants_ + waiters_.size() > opts_.handoff_limit + 1);
     if (look && !followers_watched_ && grants_ >= 2) {
         followers_watched_ = true;
-        out.push_back({.what = type::watch_followers});
+        out.push_back({.what = queue_act::watch_followers});
     }
 }
 
 void local_queue::fail_one_looks(actions& out)
 {
     for (const auto id : one_looks_) {
-        out.push_back({.what = type::fail_waiter, .id = id, .ec = zklock::error::timeout});
+        out.push_back({.what = queue_act::fail_waiter, .id = id, .ec = zklock::error::timeout});
         waiters_.erase(id);
     }
     one_looks_.clear();
@@ -135,7 +135,7 @@ void local_queue::fail_one_looks(actions& out)
 
 void local_queue::fail_all(actions& out, error_code ec)
 {
-    waiters_.for_each([&](std::uint64_t id, bool) { out.push_back({.what = type::fail_waiter, .id = id, .ec = ec}); });
+    waiters_.for_each([&](std::uint64_t id, bool) { out.push_back({.what = queue_act::fail_waiter, .id = id, .ec = ec}); });
     waiters_.clear();
     one_looks_.clear();
 }
@@ -153,10 +153,10 @@ void local_queue::maybe_abandon(actions& out)
     if (!waiters_.empty() || !holders_.empty() || !contender_) return;
     if (!node_held_) {
         drop_contender();
-        out.push_back({.what = type::abandon_contender});
+        out.push_back({.what = queue_act::abandon_contender});
     } else if (!opts_.linger) {
         drop_contender();
-        out.push_back({.what = type::release_contender});
+        out.push_back({.what = queue_act::release_contender});
     }
 }
 
@@ -165,50 +165,50 @@ local_queue::actions local_queue::release(std::uint64_t holder, bool wants_answe
     actions out;
     const auto lost = lost_reason_ ? lost_reason_ : end_;
     if (auto it = cut_off_.find(holder); it != cut_off_.end()) {  // the lock went on without it
-        out.push_back({.what = type::release_done, .ec = it->second});
+        out.push_back({.what = queue_act::release_done, .ec = it->second});
         cut_off_.erase(it);
         return out;
     }
     if (!remove_holder(holder)) {
-        out.push_back({.what = type::release_done, .ec = zklock::error::not_held});
+        out.push_back({.what = queue_act::release_done, .ec = zklock::error::not_held});
         return out;
     }
-    for (const auto& [id, none] : lost_waiters_.take(holder)) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    for (const auto& [id, none] : lost_waiters_.take(holder)) out.push_back({.what = queue_act::abort_lost_waiter, .id = id});
     for (const auto& [id, none] : revoke_waiters_.take(holder))
-        out.push_back({.what = type::abort_revoke_waiter, .id = id});
+        out.push_back({.what = queue_act::abort_revoke_waiter, .id = id});
     if (!holders_.empty()) {  // others (readers, a re-entered hold) keep the node; a loss is theirs too
-        out.push_back({.what = type::release_done, .ec = lost});
+        out.push_back({.what = queue_act::release_done, .ec = lost});
         return out;
     }
     lost_reason_ = {};
     // Hand off locally only on a live connection: a disconnected session may already have lost the node.
     const bool keep = !lost && node_usable();
     if (keep && !waiters_.empty() && answer_pending()) {
-        out.push_back({.what = type::cancel_loss_clock});  // nobody holds while the answer is out
-        out.push_back({.what = type::release_done});
+        out.push_back({.what = queue_act::cancel_loss_clock});  // nobody holds while the answer is out
+        out.push_back({.what = queue_act::release_done});
         return out;
     }
     if (keep && !waiters_.empty() && within_bound()) {
         grant_available(out);  // cohort hand-off: the node stays, the next local coroutine holds it
-        out.push_back({.what = type::release_done});
+        out.push_back({.what = queue_act::release_done});
         return out;
     }
-    out.push_back({.what = type::cancel_loss_clock});
+    out.push_back({.what = queue_act::cancel_loss_clock});
     if (keep && contended_ && !followers_watched_ && grants_ > opts_.handoff_limit)
         ++unanswered_nodes_;  // let go at the bound, unasked, on the contended history
     if (keep && waiters_.empty() && opts_.linger && !followers_waiting_) {
-        out.push_back({.what = type::release_done});  // the node lingers for our next acquire
+        out.push_back({.what = queue_act::release_done});  // the node lingers for our next acquire
         return out;
     }
     const bool had = contender_;
     drop_contender();
     if (lost) {
-        out.push_back({.what = type::release_done, .ec = lost});
-        if (had) out.push_back({.what = type::release_contender});
+        out.push_back({.what = queue_act::release_done, .ec = lost});
+        if (had) out.push_back({.what = queue_act::release_contender});
     } else if (had) {
-        out.push_back({.what = type::release_contender, .answer = wants_answer});
+        out.push_back({.what = queue_act::release_contender, .answer = wants_answer});
     } else {
-        out.push_back({.what = type::release_done});
+        out.push_back({.what = queue_act::release_done});
     }
     advance(out);  // waiters left: a new node, whose create queues behind the delete in the session's FIFO
     return out;
@@ -237,7 +237,7 @@ local_queue::actions local_queue::on_acquired()
     queued_ = false;
     if (waiters_.empty()) {
         drop_contender();
-        out.push_back({.what = type::release_contender});
+        out.push_back({.what = queue_act::release_contender});
     } else {
         advance(out);
     }
@@ -254,7 +254,7 @@ local_queue::actions local_queue::on_own_watch_due()
 void local_queue::watch_own(actions& out)
 {
     if (!contender_ || std::exchange(own_watch_asked_, true)) return;
-    out.push_back({.what = type::watch_own});
+    out.push_back({.what = queue_act::watch_own});
 }
 
 local_queue::actions local_queue::on_queued()
@@ -270,7 +270,7 @@ local_queue::actions local_queue::on_failed(error_code ec)
 {
     actions out;
     drop_contender();
-    out.push_back({.what = type::forget_contender});
+    out.push_back({.what = queue_act::forget_contender});
     fail_all(out, ec);
     return out;
 }
@@ -283,7 +283,7 @@ local_queue::actions local_queue::on_lost(error_code ec)
         return out;
     }
     drop_contender();
-    out.push_back({.what = type::release_contender});
+    out.push_back({.what = queue_act::release_contender});
     advance(out);
     return out;
 }
@@ -313,14 +313,14 @@ local_queue::actions local_queue::on_followers_waiting()
     // A hand-off paused at the bound: the other process gets its turn now.
     if (holders_.empty() && !waiters_.empty() && contender_ && node_held_ && !within_bound()) {
         drop_contender();
-        out.push_back({.what = type::release_contender});
+        out.push_back({.what = queue_act::release_contender});
         advance(out);
         return out;
     }
     // A lingering node (held, but by none of our coroutines) goes at once.
     if (holders_.empty() && waiters_.empty() && contender_) {
         drop_contender();
-        out.push_back({.what = type::release_contender});
+        out.push_back({.what = queue_act::release_contender});
     }
     return out;
 }
@@ -331,18 +331,18 @@ void local_queue::report_lost(actions& out, error_code ec)
 {
     if (!loss_replaces(lost_reason_, ec)) return;
     lost_reason_ = ec;
-    out.push_back({.what = type::cancel_loss_clock});
-    for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = type::notify_lost, .id = id, .ec = ec});
+    out.push_back({.what = queue_act::cancel_loss_clock});
+    for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = queue_act::notify_lost, .id = id, .ec = ec});
 }
 
 local_queue::actions local_queue::on_session_final(error_code ec)
 {
     actions out;
-    out.push_back({.what = type::cancel_loss_clock});
+    out.push_back({.what = queue_act::cancel_loss_clock});
     if (!holders_.empty()) report_lost(out, ec);
     if (contender_) {
         drop_contender();
-        out.push_back({.what = type::abandon_contender});
+        out.push_back({.what = queue_act::abandon_contender});
     }
     fail_all(out, ec);
     return out;
@@ -351,28 +351,28 @@ local_queue::actions local_queue::on_session_final(error_code ec)
 local_queue::actions local_queue::on_session_renewed(bool keep_waiters)
 {
     actions out;
-    out.push_back({.what = type::cancel_loss_clock});
+    out.push_back({.what = queue_act::cancel_loss_clock});
     // A loss reported before the renewal keeps its reason (one reason per loss); else the old session's end.
     const auto why = lost_reason_ ? lost_reason_ : error_code(zklock::error::session_expired);
     for (auto holder : holders_) {
         for (const auto& [id, none] : lost_waiters_.take(holder))
-            out.push_back({.what = type::notify_lost, .id = id, .ec = why});
+            out.push_back({.what = queue_act::notify_lost, .id = id, .ec = why});
         for (const auto& [id, none] : revoke_waiters_.take(holder))
-            out.push_back({.what = type::abort_revoke_waiter, .id = id});
+            out.push_back({.what = queue_act::abort_revoke_waiter, .id = id});
         cut_off_.emplace(holder, why);
     }
     holders_.clear();
     lost_reason_ = {};
     if (contender_) {
         drop_contender();
-        out.push_back({.what = type::abandon_contender});
+        out.push_back({.what = queue_act::abandon_contender});
     }
     grants_ = 0;
     confirming_ = false;  // its sync failed with the old session
     if (keep_waiters) {
         for (auto id : std::exchange(one_looks_, {})) {
             waiters_.erase(id);
-            out.push_back({.what = type::fail_waiter, .id = id, .ec = zklock::error::session_expired});
+            out.push_back({.what = queue_act::fail_waiter, .id = id, .ec = zklock::error::session_expired});
         }
     } else {
         fail_all(out, zklock::error::session_expired);
@@ -411,7 +411,7 @@ local_queue::actions local_queue::on_lease_expired(std::uint64_t holder)
     actions out;
     if (!holds(holder) || lost(holder)) return out;
     for (const auto& [id, none] : lost_waiters_.take(holder))
-        out.push_back({.what = type::notify_lost, .id = id, .ec = zklock::error::lease_expired});
+        out.push_back({.what = queue_act::notify_lost, .id = id, .ec = zklock::error::lease_expired});
     auto passed = release(holder, false);
     out.insert(out.end(), passed.begin(), passed.end());
     cut_off_.emplace(holder, zklock::error::lease_expired);
@@ -421,15 +421,15 @@ local_queue::actions local_queue::on_lease_expired(std::uint64_t holder)
 local_queue::actions local_queue::teardown()
 {
     actions out;
-    out.push_back({.what = type::cancel_loss_clock});
+    out.push_back({.what = queue_act::cancel_loss_clock});
     if (contender_) {
         drop_contender();
-        out.push_back({.what = type::abandon_contender});
+        out.push_back({.what = queue_act::abandon_contender});
     }
     fail_all(out, error_code(ECANCELED, boost::system::system_category()));  // Asio's operation_aborted
-    for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = type::abort_lost_waiter, .id = id});
+    for (const auto& [id, none] : lost_waiters_.take_all()) out.push_back({.what = queue_act::abort_lost_waiter, .id = id});
     for (const auto& [id, none] : revoke_waiters_.take_all())
-        out.push_back({.what = type::abort_revoke_waiter, .id = id});
+        out.push_back({.what = queue_act::abort_revoke_waiter, .id = id});
     return out;
 }
 
