@@ -32,7 +32,7 @@ std::vector<std::string> children(data_tree& t, const std::string& path)
 
 BOOST_AUTO_TEST_SUITE(sim_data_tree)
 
-BOOST_AUTO_TEST_CASE(a_sequential_suffix_is_the_parents_cversion_so_no_name_comes_twice)
+BOOST_AUTO_TEST_CASE(a_sequential_suffix_counts_the_creates_so_no_name_comes_twice)
 {
     data_tree t;
     BOOST_TEST(!t.create(alice, make("/locks")).ec);
@@ -43,6 +43,11 @@ BOOST_AUTO_TEST_CASE(a_sequential_suffix_is_the_parents_cversion_so_no_name_come
     BOOST_TEST(t.create(bob, make("/locks/n-", create_mode::ephemeral_sequential)).path == "/locks/n-0000000001");
     BOOST_TEST(t.create(bob, make("/locks/x")).path == "/locks/x");
     BOOST_TEST(t.create(bob, make("/locks/n-", create_mode::persistent_sequential)).path == "/locks/n-0000000003");
+    // cversion counts the delete too (4 creates, 1 delete), as the server's stat does.
+    const auto parent = t.exists("/locks");
+    BOOST_TEST_REQUIRE(parent.has_value());
+    BOOST_TEST(parent->cversion == 5);
+    BOOST_TEST(parent->num_children == 3);
 }
 
 BOOST_AUTO_TEST_CASE(writes_are_refused_as_the_server_refuses_them)

@@ -54,7 +54,7 @@ multi_result data_tree::apply_create(txn& t, session_id session, const op::creat
     std::string path = request.path;
     if (sequential) {
         char suffix[16];
-        std::snprintf(suffix, sizeof suffix, "%010d", parent->second.st.cversion);
+        std::snprintf(suffix, sizeof suffix, "%010d", parent->second.sequence);
         path += suffix;
     }
     if (t.nodes.count(path) != 0) return {zk(zk_errc::node_exists), {}, {}};
@@ -68,6 +68,7 @@ multi_result data_tree::apply_create(txn& t, session_id session, const op::creat
     const zklock::stat created = n.st;
     auto& p = parent->second;  // before the emplace: std::map keeps references valid anyway
     p.children.insert(name_of(path));
+    p.sequence += 1;
     p.st.cversion += 1;
     p.st.pzxid = t.zxid;
     p.st.num_children = static_cast<std::int32_t>(p.children.size());
@@ -87,7 +88,8 @@ error_code data_tree::apply_remove(txn& t, const op::remove& request) const
     const std::string parent_path = parent_of(request.path);
     auto& p = t.nodes.at(parent_path);
     p.children.erase(name_of(request.path));
-    p.st.pzxid = t.zxid;  // not cversion: only a create counts there (DataTree.deleteNode)
+    p.st.cversion += 1;  // but not the sequence: only a create counts there
+    p.st.pzxid = t.zxid;
     p.st.num_children = static_cast<std::int32_t>(p.children.size());
     t.nodes.erase(it);
     t.events.push_back({watch_event_type::deleted, request.path});

@@ -5,9 +5,10 @@
 // (op::create, multi_result, stat, watch_event), as a simulated session will answer with them.
 //
 // What it follows of ZooKeeper 3.8 (DataTree, PrepRequestProcessor):
-// - a sequential node's suffix is the parent's cversion before the create, as %010d; every create of a
-//   child bumps it and a delete does not (checked with ZooKeeper 3.8 and kazoo: n-0000000000 created and
-//   deleted, the next n-0000000001), so a name is never handed out twice under one parent;
+// - a sequential node's suffix, as %010d, counts the creates of children the parent has had, while its
+//   cversion counts the creates and the deletes (ZooKeeper 3.8, with kazoo: after two creates and two
+//   deletes cversion is 4 and the next name n-0000000002; the conformance test found the difference), so
+//   a name is never handed out twice under one parent;
 // - every write request is one transaction with the next zxid, a refused one too (the server logs it as an
 //   error transaction: with ZooKeeper 3.8 and kazoo, /a created at zxid 2, a refused create and a refused
 //   set_data, /b at 5); a multi is one transaction for all its operations, applied all or none, its
@@ -86,6 +87,7 @@ private:
         std::string data;
         zklock::stat st;
         std::set<std::string> children;  // names, not paths
+        std::int32_t sequence = 0;       // the next sequential suffix: the creates of children so far
     };
     using node_map = std::map<std::string, node>;
 
