@@ -66,7 +66,7 @@ multi_result data_tree::apply_create(txn& t, session_id session, const op::creat
     n.st.ephemeral_owner = is_ephemeral(request.mode) ? session : 0;
     n.st.data_length = static_cast<std::int32_t>(n.data.size());
     const zklock::stat created = n.st;
-    auto& p = parent->second;  // before the emplace: std::map keeps references valid anyway
+    auto& p = parent->second;  // still valid after the emplace below: std::map keeps its references
     p.children.insert(name_of(path));
     p.sequence += 1;
     p.st.cversion += 1;
@@ -78,12 +78,20 @@ multi_result data_tree::apply_create(txn& t, session_id session, const op::creat
     return {{}, path, created};
 }
 
+error_code data_tree::find_versioned(node_map& nodes, const std::string& path, int version, node_map::iterator& found)
+{
+    if (!valid_path(path, false)) return zk(zk_errc::bad_arguments);
+    found = nodes.find(path);
+    if (found == nodes.end()) return zk(zk_errc::no_node);
+    if (version != -1 && version != found->second.st.version) return zk(zk_errc::bad_version);
+    return {};
+}
+
 error_code data_tree::apply_remove(txn& t, const op::remove& request) const
 {
-    if (!valid_path(request.path, false) || request.path == "/") return zk(zk_errc::bad_arguments);
-    const auto it = t.nodes.find(request.path);
-    if (it == t.nodes.end()) return zk(zk_errc::no_node);
-    if (request.version != -1 && request.version != it->second.st.version) return zk(zk_errc::bad_version);
+    if (request.path == "/") return zk(zk_errc::bad_arguments);
+    node_map::iterator it;
+    if (const auto ec = find_versioned(t.nodes, request.path, request.version, it)) return ec;
     if (!it->second.children.empty()) return zk(zk_errc::not_empty);
     const std::string parent_path = parent_of(request.path);
     auto& p = t.nodes.at(parent_path);
@@ -99,11 +107,9 @@ error_code data_tree::apply_remove(txn& t, const op::remove& request) const
 
 multi_result data_tree::apply_set(txn& t, const op::set_data& request) const
 {
-    if (!valid_path(request.path, false)) return {zk(zk_errc::bad_arguments), {}, {}};
-    const auto it = t.nodes.find(request.path);
-    if (it == t.nodes.end()) return {zk(zk_errc::no_node), {}, {}};
+    node_map::iterator it;
+    if (const auto ec = find_versioned(t.nodes, request.path, request.version, it)) return {ec, {}, {}};
     auto& n = it->second;
-    if (request.version != -1 && request.version != n.st.version) return {zk(zk_errc::bad_version), {}, {}};
     n.data = request.data;
     n.st.version += 1;
     n.st.mzxid = t.zxid;
@@ -113,13 +119,10 @@ multi_result data_tree::apply_set(txn& t, const op::set_data& request) const
     return {{}, {}, n.st};
 }
 
-error_code data_tree::apply_check(const txn& t, const op::check& request) const
+error_code data_tree::apply_check(txn& t, const op::check& request) const
 {
-    if (!valid_path(request.path, false)) return zk(zk_errc::bad_arguments);
-    const auto it = t.nodes.find(request.path);
-    if (it == t.nodes.end()) return zk(zk_errc::no_node);
-    if (request.version != -1 && request.version != it->second.st.version) return zk(zk_errc::bad_version);
-    return {};
+    node_map::iterator unused;
+    return find_versioned(t.nodes, request.path, request.version, unused);
 }
 
 // As DataTree does for each operation, in their order: a create fires the node's data watches (created)

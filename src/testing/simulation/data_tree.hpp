@@ -100,7 +100,11 @@ private:
     multi_result apply_create(txn& t, session_id session, const op::create& request) const;
     boost::system::error_code apply_remove(txn& t, const op::remove& request) const;
     multi_result apply_set(txn& t, const op::set_data& request) const;
-    boost::system::error_code apply_check(const txn& t, const op::check& request) const;
+    boost::system::error_code apply_check(txn& t, const op::check& request) const;
+    // The node a write at `version` may touch: bad_arguments, no_node or bad_version otherwise (the checks
+    // that remove, set_data and check share, in the server's order).
+    static boost::system::error_code find_versioned(node_map& nodes, const std::string& path, int version,
+                                                    node_map::iterator& found);
     // Every write takes the next zxid, applied or refused.
     txn begin() { return txn{nodes_, ++zxid_, {}}; }
     void commit(txn&& t);
