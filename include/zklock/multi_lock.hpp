@@ -1,6 +1,7 @@
 // Several locks taken all together or not at all, under one deadline, without deadlock.
 #pragma once
 
+#include <zklock/clock.hpp>
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
@@ -65,7 +66,7 @@ private:
     /// which they take as no deadline).
     static std::chrono::steady_clock::duration left(detail::deadline d)
     {
-        return d ? *d - std::chrono::steady_clock::now() : std::chrono::steady_clock::duration::max();
+        return d ? *d - zklock::clock::now() : std::chrono::steady_clock::duration::max();
     }
     lock_item(std::string path, int rank, start_fn fn) : path_(std::move(path)), rank_(rank), start_(std::move(fn)) {}
     template <class Lock>
@@ -320,7 +321,7 @@ struct multi_acquire_op {
                 // From the first grant, where that lock's own lease started; not from now, which may be
                 // long after it when the handler's executor was busy.
                 const auto granted = granted_at(g);
-                hold_ends = (granted == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : granted) +
+                hold_ends = (granted == std::chrono::steady_clock::time_point{} ? zklock::clock::now() : granted) +
                             *hold_limit;
             }
             taken.push_back(std::move(g));
@@ -335,7 +336,7 @@ struct multi_acquire_op {
         }
         lease_length left = hold_limit;
         if (hold_limit && !taken.empty()) {
-            left = hold_ends - std::chrono::steady_clock::now();
+            left = hold_ends - zklock::clock::now();
             if (*left <= left->zero()) {  // the first lock's lease ran out before the others were held
                 taken.clear();             // released in the background
                 return self.complete(error_code(zklock::error::lease_expired), multi_guard{});

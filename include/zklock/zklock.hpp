@@ -1,6 +1,7 @@
 // Everything a program needs: the session, the mutex, the read/write lock, the semaphore, the multi-lock.
 #pragma once
 
+#include <zklock/clock.hpp>
 #include <zklock/election.hpp>
 #include <zklock/error.hpp>
 #include <zklock/multi_lock.hpp>

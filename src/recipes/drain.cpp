@@ -137,7 +137,7 @@ void async_drain(const std::shared_ptr<session_impl>& s, std::chrono::steady_clo
     if (!s) return complete_without_session(std::move(h), error_code(zklock::error::no_session));
     static std::atomic<std::uint64_t> next_id{1};
     const auto id = next_id.fetch_add(1, std::memory_order_relaxed);
-    const auto deadline = std::chrono::steady_clock::now() + std::max(grace, grace.zero());
+    const auto deadline = zklock::clock::now() + std::max(grace, grace.zero());
     // Bound here, on the caller's thread, where the signal is emitted; the drain is reached on the
     // session's executor only. Total cancellation is not supported: waiters were already failed.
     if (auto slot = asio::get_associated_cancellation_slot(h); slot.is_connected())

@@ -5,7 +5,7 @@
 #include "core/drain_machine.hpp"
 #include "registry.hpp"
 
-#include <boost/asio/steady_timer.hpp>
+#include <zklock/detail/timer.hpp>
 
 #include <map>
 
@@ -38,7 +38,7 @@ private:
     drain_machine machine_;
     std::map<std::uint64_t, handler<>> callers_;
     std::shared_ptr<session_impl> keep_;
-    asio::steady_timer timer_;
+    detail::timer timer_;
     std::uint64_t listener_ = 0;
     bool confirm_when_connected_ = false;  // a confirm came while disconnected
 };

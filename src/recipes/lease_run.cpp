@@ -39,7 +39,7 @@ void lease_run::perform(const lease_run_machine::actions& out)
             break;
         case R::lock: {
             lock_waiter_ = internal_lock_->new_id();
-            const deadline d = a.one_look ? deadline(std::chrono::steady_clock::now()) : deadline();
+            const deadline d = a.one_look ? deadline(zklock::clock::now()) : deadline();
             internal_lock_->acquire(lock_waiter_, d, std::nullopt, [self](error_code ec, guard g) {
                 if (self->machine_.finished()) return;  // g goes, and with it the internal lock
                 self->lock_ = std::move(g);

@@ -10,7 +10,7 @@
 #include "lock_meter.hpp"
 #include "loss_board.hpp"
 
-#include <boost/asio/steady_timer.hpp>
+#include <zklock/detail/timer.hpp>
 
 #include <atomic>
 #include <functional>
@@ -120,7 +120,7 @@ protected:
         return s->refusal_to_wait(path);
     }
     /// The shell's reading of the clock: once per event, handed to the pure rules.
-    static clock_time now() noexcept { return std::chrono::steady_clock::now(); }
+    static clock_time now() noexcept { return zklock::clock::now(); }
     /// What the session says of its touch now, for the loss clock.
     touch session_touch() const { return {s->last_answered_send(), s->loss_grace()}; }
 
@@ -226,7 +226,7 @@ private:
 
     std::atomic<std::uint64_t> next_id_{1};
     lock_clock clock_;
-    asio::steady_timer timer_;
+    detail::timer timer_;
     bool armed_ = false;
     time_point armed_at_{};
     std::uint64_t timer_gen_ = 0;  // tells the current wait from one it replaced

@@ -16,7 +16,7 @@ public:
     explicit request(const char* what)
     {
         kind = what;
-        sent_at = std::chrono::steady_clock::now();  // before the C client sends it: never later than the touch
+        sent_at = zklock::clock::now();  // before the C client sends it: never later than the touch
     }
     handler<Args...> h;
     // zoo_amulti keeps pointers into these until its completion.

@@ -435,7 +435,7 @@ void session_impl::finished(request_base* r, int rc)
 {
     inflight_.erase(r->id);
     auto& kind = kind_stats(r->kind);
-    kind.round_trip.record(std::chrono::steady_clock::now() - r->sent_at);
+    kind.round_trip.record(zklock::clock::now() - r->sent_at);
     if (rc != ZOK) ++kind.errors[error_name(zk_error(rc))];
     // The deletes held back while this batch was out go now (posted: this runs inside the C client).
     if (r->id == newest_removes_ && !removes_.empty())
@@ -493,7 +493,7 @@ void session_impl::release_keepalive()
 void session_impl::keepalive_tick()
 {
     if (keepalive_refs_ == 0 || is_final(state)) return;
-    const auto step = keepalive_due(std::chrono::steady_clock::now(), last_answered_send_, keepalive_interval(),
+    const auto step = keepalive_due(zklock::clock::now(), last_answered_send_, keepalive_interval(),
                                     keepalive_in_flight_, state == session_state::connected);
     if (step.send) {
         keepalive_in_flight_ = true;

@@ -2,6 +2,7 @@
 // requests in flight and the watches. Internal; never includes <zookeeper/zookeeper.h>.
 #pragma once
 
+#include <zklock/detail/timer.hpp>
 #include <zklock/session.hpp>
 
 #include <boost/asio/append.hpp>
@@ -85,7 +86,7 @@ public:
     std::uint64_t id = 0;                 ///< key in the session's in-flight table
     const char* kind = "";                ///< "create", "get_data", ... (for fault injection)
     /// When it was handed to the C client: the server touched the session no earlier than this.
-    std::chrono::steady_clock::time_point sent_at{};
+    clock::time_point sent_at{};
     std::shared_ptr<watch_state> watch;  ///< the watch this read may arm
 };
 
@@ -204,7 +205,7 @@ public:
     std::chrono::milliseconds loss_grace() const;
     /// The send time of the newest request the server answered: the server touched the session after it,
     /// so it cannot expire the session before this plus the session timeout (less the forwarding delay).
-    std::chrono::steady_clock::time_point last_answered_send() const noexcept { return last_answered_send_; }
+    clock::time_point last_answered_send() const noexcept { return last_answered_send_; }
     /// While retained (by lock recipes with a contender), a cheap request keeps the session's touch fresh:
     /// one whenever no request has been answered for keepalive_interval().
     void retain_keepalive();
@@ -316,9 +317,12 @@ private:
     void uncork();
     /// Reads every answer already in the socket, up to a bound, before going back to the reactor.
     void drain_answers();
+    // The C client's own timer (its pings, its connection timeouts) runs in real time, as the client
+    // does; the session's timers (connect, keepalive) and its touch read zklock::clock, which a
+    // simulation may run in virtual time.
     asio::steady_timer timer_;
     bool timer_armed_ = false;
-    asio::steady_timer connect_timer_;
+    detail::timer connect_timer_;
     handler<> connect_handler_;
 
     // Deletes made one after another in one turn of the loop (a release of many locks, a drain) go as
@@ -373,12 +377,12 @@ private:
     std::map<std::uint64_t, std::function<void(session_state)>> listeners_;
     std::uint64_t next_listener_ = 1;
 
-    std::chrono::steady_clock::time_point last_answered_send_{};
+    clock::time_point last_answered_send_{};
     std::chrono::milliseconds grace_warned_for_{0};  // the negotiated timeout a clamped grace was logged for
     void warn_if_grace_clamped();
     std::size_t keepalive_refs_ = 0;
     bool keepalive_in_flight_ = false;
-    asio::steady_timer keepalive_timer_;
+    detail::timer keepalive_timer_;
     /// A server that accepts the TCP connection but never answers the handshake (frozen, overloaded)
     /// would hold the C client for 2/3 of the session timeout: after this long it moves on.
     asio::steady_timer handshake_timer_;

@@ -1,6 +1,7 @@
 // What every lock object's acquire shares: the deadline from a timeout, and the initiation.
 #pragma once
 
+#include <zklock/clock.hpp>
 #include <zklock/detail/executor_owned.hpp>
 #include <zklock/guard.hpp>
 
@@ -45,7 +46,7 @@ void drop_on_executor(std::shared_ptr<lock_queue>) noexcept;
 template <class Rep, class Period>
 deadline deadline_after(std::chrono::duration<Rep, Period> timeout)
 {
-    using clock = std::chrono::steady_clock;
+    using clock = zklock::clock;
     const auto now = clock::now();
     if (!(timeout > decltype(timeout)::zero())) return now;
     // Compared as floating point, which cannot overflow; half the room keeps clear of rounding.

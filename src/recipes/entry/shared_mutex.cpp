@@ -78,7 +78,7 @@ void async_downgrade(std::shared_ptr<lock_queue> readers, std::shared_ptr<lock_q
         registry_of(*s).states[key] = op->own;
         op->id = op->own->new_id();
         // One look: the node holds at once, or a writer is in between.
-        op->own->acquire(op->id, std::chrono::steady_clock::now(), std::nullopt,
+        op->own->acquire(op->id, zklock::clock::now(), std::nullopt,
                          [op, writers, holder = write.holder, h = std::move(h)](error_code ec, guard g) mutable {
                              auto own = std::exchange(op->own, nullptr);
                              // A writer queued between (the one look's timeout): the read guard is a second

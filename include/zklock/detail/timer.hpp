@@ -1,0 +1,56 @@
+// The timer of every wait in zklock that reads zklock::clock: an Asio timer on that clock, which tells a
+// simulation's virtual time when it is set (so that the simulation knows when to advance) and, on a thread
+// in virtual time, never makes the event loop sleep in real time for a virtual wait.
+#pragma once
+
+#include <zklock/clock.hpp>
+
+#include <boost/asio/basic_waitable_timer.hpp>
+
+namespace zklock::detail {
+
+/// How long the event loop may sleep for a timer: as Asio's default, except on a thread in virtual time,
+/// where nothing is due in real time (the simulation advances the clock, then polls).
+struct timer_wait_traits {
+    static clock::duration to_wait_duration(const clock::duration& d)
+    {
+        return current_time_source() ? clock::duration::zero() : d;
+    }
+    static clock::duration to_wait_duration(const clock::time_point& t)
+    {
+        if (current_time_source()) return clock::duration::zero();
+        const auto now = clock::now();
+        if (now + clock::duration::max() < t) return clock::duration::max();
+        if (now + clock::duration::min() > t) return clock::duration::min();
+        return t - now;
+    }
+};
+
+/// An Asio timer on zklock::clock. expires_at and expires_after tell the thread's time source, if any,
+/// when the timer is due.
+class timer : public boost::asio::basic_waitable_timer<clock, timer_wait_traits> {
+    using base = boost::asio::basic_waitable_timer<clock, timer_wait_traits>;
+
+public:
+    using base::base;
+    std::size_t expires_at(const time_point& t)
+    {
+        const auto n = base::expires_at(t);
+        noted();
+        return n;
+    }
+    std::size_t expires_after(const duration& d)
+    {
+        const auto n = base::expires_after(d);
+        noted();
+        return n;
+    }
+
+private:
+    void noted() const noexcept
+    {
+        if (auto* s = current_time_source(); s && expiry() != time_point::max()) s->wake_at(expiry());
+    }
+};
+
+}  // namespace zklock::detail
