@@ -86,7 +86,11 @@ run_tier Release "$release_count" --test-dir build -j"$jobs" --output-on-failure
 done_with build
 
 echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer ($(elapsed))"
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE=ON -DZKLOCK_BUILD_TESTS=ON \
+# The sanitizer tiers' debug information is line tables (-g1): a report names every frame's function, file
+# and line, as with -g, and the compile takes 7-11% less (issue 49; the session area's unity file under
+# ASan+UBSan: 82.9 s of CPU with -g, 76.7 with -g1). A developer's Debug build keeps -g for the debugger.
+debug_info=-DCMAKE_CXX_FLAGS_DEBUG=-g1
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug "$debug_info" -DZKLOCK_SANITIZE=ON -DZKLOCK_BUILD_TESTS=ON \
   -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build-sanitize -j"$jobs"
 # The ThreadSanitizer tier's build runs meanwhile the ASan+UBSan tests do, at the lowest priority: those
@@ -95,7 +99,7 @@ cmake --build build-sanitize -j"$jobs"
 # tests took 3.3 min at e0c159b, 20 s at 9dac851). The ASan+UBSan build beside the Release tests gained
 # nothing measurable (the FetchContent consumer's compile keeps both cores busy there): not done.
 echo "== the ThreadSanitizer build starts beside the tests, at nice 19 ($(elapsed))"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DZKLOCK_SANITIZE_THREAD=ON -DZKLOCK_BUILD_TESTS=ON \
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug "$debug_info" -DZKLOCK_SANITIZE_THREAD=ON -DZKLOCK_BUILD_TESTS=ON \
   -DZKLOCK_BUILD_INTEGRATION_TESTS=ON -DZKLOCK_BUILD_EXAMPLES=OFF > /dev/null
 start_build tsan build-tsan --target tests_threads
 status=0
