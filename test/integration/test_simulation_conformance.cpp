@@ -6,6 +6,7 @@
 #include "session_util.hpp"
 
 #include "testing/simulation/data_tree.hpp"
+#include "testing/simulation/session_table.hpp"
 
 #include <map>
 #include <sstream>
@@ -193,6 +194,26 @@ BOOST_AUTO_TEST_CASE(a_lock_queue_script_sees_the_same_on_the_model_and_on_the_s
         co_await same_watches(t, "a's end");
         co_await children(t, 2, "");
         co_await create(t, 2, "/last", create_mode::persistent);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_session_gets_the_timeout_the_model_negotiates)
+{
+    // A 1 s tick: 2 s to 20 s, and zklock's own bounds (1 s to 24 h) let a request fall on either side.
+    zklock::testing::server_options o;
+    o.tick_ms = 1'000;
+    zklock::testing::server srv(o);
+    const sim::session_table model(sim::session_limits{1'000, {}, {}});
+    asio::io_context ioc;
+    run(ioc, [&]() -> asio::awaitable<void> {
+        for (const std::chrono::milliseconds asked : {1'000ms, 5'000ms, 60'000ms}) {
+            auto cfg = config_for(srv.connect_string());
+            cfg.session_timeout = asked;
+            zklock::session s(ioc, cfg);
+            co_await s.async_connect(asio::use_awaitable);
+            BOOST_TEST(s.negotiated_timeout().count() == model.negotiate(asked.count()), "asked " << asked.count() << " ms");
+            co_await s.async_close(asio::use_awaitable);
+        }
     });
 }
 
