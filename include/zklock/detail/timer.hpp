@@ -19,10 +19,10 @@ struct timer_wait_traits {
     static clock::duration to_wait_duration(const clock::time_point& t)
     {
         if (current_time_source()) return clock::duration::zero();
+        // A time already past waits nothing. (Asio's own traits compute now + duration::max(), which
+        // overflows: not here.) The clock's time is never negative, so t - now fits.
         const auto now = clock::now();
-        if (now + clock::duration::max() < t) return clock::duration::max();
-        if (now + clock::duration::min() > t) return clock::duration::min();
-        return t - now;
+        return t > now ? t - now : clock::duration::zero();
     }
 };
 
