@@ -36,7 +36,6 @@ void replicas::commit(logged r)
 
 multi_result replicas::create(session_id session, const op::create& request)
 {
-    trees_[leader].set_time(now_ms_);
     auto result = trees_[leader].create(session, request);
     commit(create_txn{session, request});
     return result;
@@ -51,7 +50,6 @@ boost::system::error_code replicas::remove(const op::remove& request)
 
 multi_result replicas::set_data(const op::set_data& request)
 {
-    trees_[leader].set_time(now_ms_);
     auto result = trees_[leader].set_data(request);
     commit(request);
     return result;
@@ -59,7 +57,6 @@ multi_result replicas::set_data(const op::set_data& request)
 
 std::vector<multi_result> replicas::multi(session_id session, const std::vector<multi_op>& ops)
 {
-    trees_[leader].set_time(now_ms_);
     auto results = trees_[leader].multi(session, ops);
     commit(multi_txn{session, ops});
     return results;

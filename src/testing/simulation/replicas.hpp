@@ -34,7 +34,11 @@ public:
 
     /// The time the leader writes into ctime and mtime from now on (ms since the epoch); followers apply
     /// each transaction with the time it was committed at.
-    void set_time(std::int64_t ms) noexcept { now_ms_ = ms; }
+    void set_time(std::int64_t ms) noexcept
+    {
+        now_ms_ = ms;
+        trees_[leader].set_time(ms);
+    }
 
     // Writes, ordered and applied by the leader; its result is the client's answer (deliver it once the
     // client's server has applied the write: catch_up(server, last_zxid())).

@@ -19,35 +19,37 @@ std::int64_t session_table::negotiate(std::int64_t requested_ms) const noexcept
 session_table::opened session_table::open(std::int64_t now_ms, std::int64_t requested_ms)
 {
     const opened o{next_id_++, negotiate(requested_ms)};
-    timeout_[o.id] = o.timeout_ms;
-    due_[o.id] = bucket_after(now_ms + o.timeout_ms);
-    buckets_[due_[o.id]].insert(o.id);
+    const auto due = bucket_after(now_ms + o.timeout_ms);
+    live_.emplace(o.id, live_session{o.timeout_ms, due});
+    buckets_[due].insert(o.id);
     return o;
+}
+
+void session_table::leave_bucket(session_id id, std::int64_t due)
+{
+    auto& bucket = buckets_[due];
+    bucket.erase(id);
+    if (bucket.empty()) buckets_.erase(due);
 }
 
 bool session_table::touch(session_id id, std::int64_t now_ms)
 {
-    auto it = due_.find(id);
-    if (it == due_.end()) return false;
-    const auto due = bucket_after(now_ms + timeout_.at(id));
-    if (due == it->second) return true;
-    auto& old = buckets_[it->second];
-    old.erase(id);
-    if (old.empty()) buckets_.erase(it->second);
-    it->second = due;
+    auto it = live_.find(id);
+    if (it == live_.end()) return false;
+    const auto due = bucket_after(now_ms + it->second.timeout_ms);
+    if (due == it->second.due_ms) return true;
+    leave_bucket(id, it->second.due_ms);
+    it->second.due_ms = due;
     buckets_[due].insert(id);
     return true;
 }
 
 bool session_table::close(session_id id)
 {
-    auto it = due_.find(id);
-    if (it == due_.end()) return false;
-    auto& bucket = buckets_[it->second];
-    bucket.erase(id);
-    if (bucket.empty()) buckets_.erase(it->second);
-    due_.erase(it);
-    timeout_.erase(id);
+    auto it = live_.find(id);
+    if (it == live_.end()) return false;
+    leave_bucket(id, it->second.due_ms);
+    live_.erase(it);
     return true;
 }
 
@@ -59,8 +61,7 @@ std::vector<session_id> session_table::expire_due(std::int64_t now_ms)
         if (it == buckets_.end()) continue;
         for (const auto id : it->second) {
             expired.push_back(id);
-            due_.erase(id);
-            timeout_.erase(id);
+            live_.erase(id);
         }
         buckets_.erase(it);
     }
@@ -69,9 +70,9 @@ std::vector<session_id> session_table::expire_due(std::int64_t now_ms)
 
 std::optional<std::int64_t> session_table::expires_at(session_id id) const
 {
-    const auto it = due_.find(id);
-    if (it == due_.end()) return std::nullopt;
-    return it->second;
+    const auto it = live_.find(id);
+    if (it == live_.end()) return std::nullopt;
+    return it->second.due_ms;
 }
 
 }  // namespace zklock::testing::simulation

@@ -55,16 +55,20 @@ public:
     std::int64_t next_check_ms() const noexcept { return next_bucket_; }
     /// When `id` falls due, if it is alive.
     std::optional<std::int64_t> expires_at(session_id id) const;
-    bool alive(session_id id) const { return due_.count(id) != 0; }
+    bool alive(session_id id) const { return live_.count(id) != 0; }
 
 private:
+    struct live_session {
+        std::int64_t timeout_ms;  // negotiated
+        std::int64_t due_ms;      // its bucket
+    };
     std::int64_t bucket_after(std::int64_t t) const noexcept { return (t / limits_.tick_ms + 1) * limits_.tick_ms; }
+    void leave_bucket(session_id id, std::int64_t due);
 
     session_limits limits_;
     std::int64_t next_bucket_;
     session_id next_id_ = 1;
-    std::map<session_id, std::int64_t> timeout_;           // alive sessions' negotiated timeouts
-    std::map<session_id, std::int64_t> due_;               // alive sessions' bucket
+    std::map<session_id, live_session> live_;
     std::map<std::int64_t, std::set<session_id>> buckets_;  // bucket -> sessions due then
 };
 
