@@ -106,6 +106,21 @@ public:
         case static_cast<int>(zk_errc::bad_arguments): return "invalid arguments";
         case static_cast<int>(zk_errc::no_watcher): return "no such watch";
         case static_cast<int>(zk_errc::throttled_op): return "the ZooKeeper server is overloaded and throttled the request without applying it: retry";
+        case static_cast<int>(zk_errc::marshalling_error):
+            return "the ZooKeeper client could not encode the request or decode its answer (larger than jute.maxbuffer, "
+                   "or malformed)";
+        case static_cast<int>(zk_errc::invalid_state):
+            return "the ZooKeeper handle has ended (its session expired, or its credentials were refused), so the request "
+                   "was not sent: open a new session";
+        case static_cast<int>(zk_errc::session_expired):
+            return "the server says the session expired (ZSESSIONEXPIRED): its ephemeral nodes are gone; open a new session";
+        case static_cast<int>(zk_errc::auth_failed): return "the server refused the session's credentials (ZAUTHFAILED)";
+        case static_cast<int>(zk_errc::closing): return "the ZooKeeper handle is closing: the request was not sent";
+        case static_cast<int>(zk_errc::session_moved):
+            return "the session moved to another server while the request was in flight, and this one ignored it: "
+                   "retry on the new connection";
+        case static_cast<int>(zk_errc::not_read_only):
+            return "the server is read-only (cut off from its quorum) and takes no writes: retry once it has a quorum";
         }
         return "ZooKeeper error " + std::to_string(ev) + " (see zookeeper.h's ZOO_ERRORS)";
     }

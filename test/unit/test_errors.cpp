@@ -5,7 +5,13 @@
 
 #include "session/session_impl.hpp"
 
+#include <boost/asio/error.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace unit_errors {  // a namespace of its own: the unit tests compile as one translation unit
 
@@ -48,6 +54,43 @@ BOOST_AUTO_TEST_CASE(zookeeper_codes_are_named_and_explained)
     BOOST_TEST(boost::system::error_code(zklock::zk_errc::throttled_op).message().find("retry") != std::string::npos);
     BOOST_TEST(!zklock::is_retryable(zklock::error::session_expired));
     BOOST_TEST(!zklock::is_retryable(zklock::zk_errc::no_node));
+}
+
+// Every code zklock can hand out has a message of its own, which a person can act on, and a stable name for
+// metrics: none falls back to the number ("ZooKeeper error -9"), and no two share a name or a message.
+BOOST_AUTO_TEST_CASE(every_code_has_a_message_and_a_name_of_its_own)
+{
+    std::vector<boost::system::error_code> codes;
+    for (int e = static_cast<int>(zklock::error::timeout); e <= static_cast<int>(zklock::error::draining); ++e)
+        codes.push_back(static_cast<zklock::error>(e));
+    for (auto e : {zklock::zk_errc::runtime_inconsistency, zklock::zk_errc::connection_loss,
+                   zklock::zk_errc::marshalling_error, zklock::zk_errc::operation_timeout,
+                   zklock::zk_errc::bad_arguments, zklock::zk_errc::invalid_state, zklock::zk_errc::no_node,
+                   zklock::zk_errc::no_auth, zklock::zk_errc::bad_version,
+                   zklock::zk_errc::no_children_for_ephemerals, zklock::zk_errc::node_exists,
+                   zklock::zk_errc::not_empty, zklock::zk_errc::session_expired, zklock::zk_errc::invalid_acl,
+                   zklock::zk_errc::auth_failed, zklock::zk_errc::closing, zklock::zk_errc::session_moved,
+                   zklock::zk_errc::not_read_only, zklock::zk_errc::no_watcher, zklock::zk_errc::throttled_op})
+        codes.push_back(e);
+    std::set<std::string> names, messages;
+    for (const auto& ec : codes) {
+        BOOST_TEST_CONTEXT(ec.category().name() << " " << ec.value())
+        {
+            const auto message = ec.message();
+            const auto name = zklock::error_name(ec);
+            BOOST_TEST(message.find(std::to_string(ec.value())) == std::string::npos, message);  // not the fallback
+            BOOST_TEST(name.find(std::to_string(std::abs(ec.value()))) == std::string::npos, name);
+            BOOST_TEST(names.insert(std::string(ec.category().name()) + ":" + name).second, name);
+            BOOST_TEST(messages.insert(message).second, message);
+        }
+    }
+    // Unknown values still say what they are, so that a newer server's code is not silently blank.
+    BOOST_TEST(boost::system::error_code(-999, zklock::zookeeper_category()).message().find("-999") != std::string::npos);
+    BOOST_TEST(zklock::error_name(boost::system::error_code(-999, zklock::zookeeper_category())) == "zookeeper_999");
+    BOOST_TEST(boost::system::error_code(999, zklock::zklock_category()).message() == "zklock error 999");
+    BOOST_TEST(zklock::error_name(boost::asio::error::operation_aborted) == "operation_aborted");
+    BOOST_TEST(zklock::error_name(boost::system::error_code(5, boost::system::generic_category())) == "generic_5");
+    BOOST_TEST(zklock::error_name({}) == "ok");
 }
 
 BOOST_AUTO_TEST_CASE(paths_are_checked_as_the_server_would)
