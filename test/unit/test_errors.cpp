@@ -1,6 +1,8 @@
 // Error categories, path validation, fencing token order: no server needed.
 #include <zklock/error.hpp>
 #include <zklock/fencing_token.hpp>
+#include <zklock/lock_event.hpp>
+#include <zklock/watch_event.hpp>
 #include <zklock/session_state.hpp>
 
 #include "session/session_impl.hpp"
@@ -10,6 +12,7 @@
 
 #include <cstdlib>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -123,6 +126,51 @@ BOOST_AUTO_TEST_CASE(session_states_have_names_and_finality)
     BOOST_TEST(zklock::is_final(zklock::session_state::expired));
     BOOST_TEST(zklock::is_final(zklock::session_state::closed));
     BOOST_TEST(!zklock::is_final(zklock::session_state::connecting));
+}
+
+// What a log line or a test's message prints for the small value types: each value's own word, the same
+// through to_string and operator<<, and "unknown" for a value outside the enumeration (never an empty field).
+BOOST_AUTO_TEST_CASE(value_types_print_as_their_names)
+{
+    auto printed = [](const auto& v) {
+        std::ostringstream o;
+        o << v;
+        return o.str();
+    };
+    using zklock::lock_event_type;
+    using zklock::session_state;
+    using zklock::watch_event_type;
+    const std::pair<session_state, const char*> states[] = {
+        {session_state::idle, "idle"},       {session_state::connecting, "connecting"},
+        {session_state::connected, "connected"}, {session_state::expired, "expired"},
+        {session_state::auth_failed, "auth_failed"}, {session_state::closed, "closed"}};
+    for (const auto& [v, word] : states) {
+        BOOST_TEST(zklock::to_string(v) == word);
+        BOOST_TEST(printed(v) == word);
+    }
+    const std::pair<watch_event_type, const char*> events[] = {{watch_event_type::created, "created"},
+                                                               {watch_event_type::deleted, "deleted"},
+                                                               {watch_event_type::data_changed, "data_changed"},
+                                                               {watch_event_type::children_changed, "children_changed"}};
+    for (const auto& [v, word] : events) {
+        BOOST_TEST(zklock::to_string(v) == word);
+        BOOST_TEST(printed(v) == word);
+    }
+    const std::pair<lock_event_type, const char*> lock_events[] = {{lock_event_type::granted, "granted"},
+                                                                   {lock_event_type::released, "released"},
+                                                                   {lock_event_type::lost, "lost"},
+                                                                   {lock_event_type::lease_expired, "lease_expired"},
+                                                                   {lock_event_type::state_changed, "state_changed"}};
+    for (const auto& [v, word] : lock_events) {
+        BOOST_TEST(zklock::to_string(v) == word);
+        BOOST_TEST(printed(v) == word);
+    }
+    BOOST_TEST(zklock::to_string(static_cast<session_state>(99)) == "unknown");
+    BOOST_TEST(zklock::to_string(static_cast<watch_event_type>(99)) == "unknown");
+    BOOST_TEST(zklock::to_string(static_cast<lock_event_type>(99)) == "unknown");
+    const zklock::fencing_token t{4294967296, 7};
+    BOOST_TEST(zklock::to_string(t) == "4294967296.7");
+    BOOST_TEST(printed(t) == "4294967296.7");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
