@@ -7,6 +7,7 @@
 #include <zklock/shared_mutex.hpp>
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 BOOST_AUTO_TEST_SUITE(semaphore_tests)
@@ -203,6 +204,39 @@ BOOST_AUTO_TEST_CASE(cancellation_leaves_no_lease_and_no_lock_node)
                 (co_await children(ss[0], path + "/locks")).empty();
         }));
         co_await g.release(use_awaitable);
+    });
+}
+
+// The header's lifetime rule: when the last semaphore object of a path goes (and no guard of it is left), a
+// pending acquire completes with operation_aborted, and its lease and internal lock nodes leave the server.
+BOOST_AUTO_TEST_CASE(dropping_the_last_semaphore_object_aborts_its_waiter_and_leaves_nothing)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-dropped");
+        semaphore theirs(ss[0], path, 1);
+        auto g = co_await theirs.acquire(5s, use_awaitable);
+        auto ours = std::make_unique<semaphore>(ss[1], path, 1);
+        std::optional<zklock::error_code> waited;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+            auto [e, w] = co_await ours->acquire(60s, tuple_awaitable);
+            waited = e;
+        }, asio::detached);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).size() == 2;  // ours waits with its lease node
+        }));
+        ours.reset();
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return waited.has_value(); }));
+        BOOST_TEST(*waited == asio::error::operation_aborted, waited->message());
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).size() == 1 &&
+                (co_await children(ss[0], path + "/locks")).empty();
+        }));
+        BOOST_TEST(!g.lost());  // the holder is untouched
+        co_await g.release(use_awaitable);
+        BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
     });
 }
 
