@@ -37,10 +37,10 @@ public:
                 ec = zk_errc::connection_loss;
                 ((args = Args{}), ...);
             }
-            owner->wait_state(session_state::connected,
-                              [o = owner, h = std::move(h), ec, ... a = std::move(args)](error_code, session_state) mutable {
-                                  o->post_completion(std::move(h), ec, std::move(a)...);
-                              });
+            auto held = [o = owner, h = std::move(h), ec, ... a = std::move(args)]() mutable {
+                o->post_completion(std::move(h), ec, std::move(a)...);
+            };
+            owner->hold_answer([held = std::make_shared<decltype(held)>(std::move(held))] { (*held)(); });
             return;
         }
         owner->post_completion(std::move(h), ec, std::move(args)...);

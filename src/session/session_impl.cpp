@@ -193,6 +193,10 @@ void session_impl::set_state(session_state s)
 {
     if (s == state) return;
     state = s;
+    if (s != session_state::connected) {  // a break is noticed: what a fault held completes first, in order
+        behind_a_fault_ = false;
+        for (auto& deliver : std::exchange(held_answers_, {})) deliver();
+    }
     if (cfg.observer) {
         lock_event e;
         e.type = lock_event_type::state_changed, e.state = s;
@@ -514,6 +518,12 @@ void session_impl::keepalive_tick()
 }
 
 // --- Fault injection (testing/faults.hpp) -------------------------------------------------------
+void session_impl::hold_answer(std::function<void()> deliver)
+{
+    if (state != session_state::connected) return deliver();
+    held_answers_.push_back(std::move(deliver));
+}
+
 std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kind, bool answered)
 {
     for (auto it = faults_.begin(); it != faults_.end(); ++it)
@@ -527,9 +537,14 @@ std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kin
 
 session_impl::fault_mode session_impl::answer_fault(const request_base& r)
 {
+    // An answer read behind the one a fault broke the connection at (the C client reads what arrived
+    // together): on a real broken connection it would never arrive, so it is lost too, and the order of
+    // the answers is kept (see behind_a_fault_).
+    if (behind_a_fault_) return fault_mode::lose_answer;
     if (faults_.empty()) return fault_mode::drop_after_send;
     auto f = take_fault(r.kind, true);
     if (!f) return fault_mode::drop_after_send;
+    behind_a_fault_ = true;
     drop_connection();
     if (f->then) f->then();
     return f->mode;

@@ -230,6 +230,9 @@ public:
     void drop_connection();
     /// What a planned fault does to the answer to `r` (drop_after_send: nothing), the connection dropped.
     fault_mode answer_fault(const request_base& r);
+    /// Runs `deliver` (which completes an answer a fault held) once the session has noticed the break,
+    /// after the answers held before it; at once if it has.
+    void hold_answer(std::function<void()> deliver);
 
     // Called from the C callbacks (inside zookeeper_process, on the executor).
     void on_session_event(int zk_state);
@@ -416,6 +419,12 @@ private:
     /// The C completion of a node's data (get_data, get_config).
     static void data_answered(int rc, const char* value, int len, const struct Stat* st, const void* data);
     std::vector<fault_plan> faults_;
+    /// A planned fault broke the connection at an answer, and the session has not noticed yet: every
+    /// answer read meanwhile is lost as well, as behind a real break (answer_fault).
+    bool behind_a_fault_ = false;
+    /// The answers a planned fault holds until the session notices the break, in the order they came: then
+    /// they complete before anything the break itself fails, as on a real connection.
+    std::vector<std::function<void()>> held_answers_;
     std::optional<fault_plan> take_fault(const char* kind, bool answered);
 
     /// Requests by kind, keyed by the kind's string literal (a handful: a linear search costs less than a

@@ -57,6 +57,55 @@ BOOST_AUTO_TEST_CASE(a_cancelled_operation_completes_at_once)
     });
 }
 
+// The fault injection keeps TCP's order: an answer lost to a broken connection takes every answer behind it
+// on that connection with it (a real client never reads answers past a break), though they may have been
+// read together. A recipe must never see a later request answered while an earlier one's answer was lost:
+// the semaphore's lease run, which pipelines a create and a listing, would take its own lost node for
+// another holder's and wait behind it for the session's life.
+BOOST_AUTO_TEST_CASE(an_answer_lost_to_a_broken_connection_takes_the_answers_behind_it)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        const auto base = unique_path("lost-behind");
+        co_await make_parent(s, base);
+        for (const bool applied : {true, false}) {
+            BOOST_TEST_CONTEXT((applied ? "lost once applied" : "delivered once noticed"))
+            {
+                const auto node = base + (applied ? "/applied" : "/late");
+                if (applied) zklock::testing::lose_next_applied_answer(s, "create");
+                else zklock::testing::disconnect_before_next_answer(s, "create");
+                std::vector<std::string> order;
+                std::optional<error_code> created, listed, looked;
+                // One turn: the three leave together and their answers come back together.
+                s.async_create(node, "", create_mode::persistent, [&](error_code ec, std::string, zklock::stat) {
+                    created = ec;
+                    order.push_back("create");
+                });
+                s.async_get_children(base, [&](error_code ec, std::vector<std::string>, zklock::stat) {
+                    listed = ec;
+                    order.push_back("list");
+                });
+                s.async_exists(base, [&](error_code ec, std::optional<zklock::stat>) {
+                    looked = ec;
+                    order.push_back("exists");
+                });
+                BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return order.size() == 3; }));
+                BOOST_TEST(order == (std::vector<std::string>{"create", "list", "exists"}), boost::test_tools::per_element());
+                if (applied) BOOST_TEST(*created == zklock::zk_errc::connection_loss, created->message());
+                else BOOST_TEST(!*created, created->message());  // delivered, once the break was noticed
+                BOOST_TEST(*listed == zklock::zk_errc::connection_loss, listed->message());
+                BOOST_TEST(*looked == zklock::zk_errc::connection_loss, looked->message());
+                BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+                    co_return s.state() == zklock::session_state::connected;
+                }));
+                BOOST_TEST((co_await s.async_exists(node, use_awaitable)).has_value());  // the create was applied
+            }
+        }
+    });
+}
+
 BOOST_AUTO_TEST_CASE(closing_fails_every_pending_operation_clearly)
 {
     asio::io_context ioc;

@@ -16,6 +16,9 @@ namespace zklock::testing {
 /// "get_data", "get_children", "set_data" or "multi". Call them on the session's executor (or before it
 /// runs). `then`, if given, runs right after the connection is dropped, inside the session's I/O
 /// processing: it may act on the world (freeze a server), but must not call into the session.
+/// The faults that act at an answer keep TCP's order, as a real break does: the answers that arrive
+/// behind it on the same connection (read together with it) are lost as well, with
+/// zk_errc::connection_loss, and every request completes in the order it was sent.
 
 /// Once the request has been sent, the connection is dropped: the request fails with
 /// zk_errc::connection_loss, and the server may have applied it or not (ZooKeeper drops a request whose
