@@ -5,6 +5,7 @@
 #include <zklock/mutex.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
+#include <zklock/testing/faults.hpp>
 
 #include <memory>
 #include <optional>
@@ -238,6 +239,53 @@ BOOST_AUTO_TEST_CASE(dropping_the_last_semaphore_object_aborts_its_waiter_and_le
         co_await g.release(use_awaitable);
         BOOST_TEST((co_await children(ss[0], path + "/leases")).empty());
     });
+}
+
+// A permit node whose create was applied but whose answer was lost (the connection dropped) would count as
+// a holder for as long as the session lives, and block the semaphore: the run that lost it finds it by its
+// protected name once reconnected and deletes it, and the waiter tries again and is served in its turn.
+BOOST_AUTO_TEST_CASE(a_permit_node_whose_create_answer_was_lost_is_found_and_deleted)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 3);
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        const auto path = unique_path("sem-orphan");
+        semaphore b(ss[0], path, 1), a(ss[1], path, 1), c(ss[2], path, 1);
+        auto held = co_await b.acquire(5s, use_awaitable);
+        // c waits for the permit holding the internal lock; a waits for the internal lock behind it, so that
+        // a's next create is its permit node's.
+        std::optional<guard> cg, ag;
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { cg = co_await c.acquire(60s, use_awaitable); }, asio::detached);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).size() == 2;
+        }));
+        asio::co_spawn(ioc, [&]() -> asio::awaitable<void> { ag = co_await a.acquire(60s, use_awaitable); }, asio::detached);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> {
+            const auto kinds = ss[1].stats().requests_by_kind;
+            const auto it = kinds.find("create");
+            const bool answered = it != kinds.end() && it->second.sent == it->second.round_trip.count;
+            co_return answered && (co_await children(ss[0], path + "/locks")).size() == 2;
+        }));
+        zklock::testing::lose_next_applied_answer(ss[1], "create");
+        co_await held.release(use_awaitable);
+        BOOST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return cg.has_value(); }));
+        // a reconnects, deletes the orphan and waits again under the internal lock with a new permit node:
+        // c's node and that one are left.
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return ss[1].state() == zklock::session_state::connected &&
+                (co_await children(ss[0], path + "/leases")).size() == 2 &&
+                (co_await children(ss[0], path + "/locks")).size() == 1;
+        }));
+        BOOST_TEST(!ag.has_value());  // one permit, and c holds it
+        co_await cg->release(use_awaitable);
+        BOOST_TEST_REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return ag.has_value(); }),
+                           "a waits behind a permit node nobody holds");
+        co_await ag->release(use_awaitable);
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> {
+            co_return (co_await children(ss[0], path + "/leases")).empty();
+        }), "a permit node was left, holding the semaphore");
+    }, 90s);
 }
 
 // A holder hears when its lease node is deleted, whether it listens (the watch goes out at once) or only
