@@ -210,7 +210,7 @@ std::vector<multi_result> data_tree::multi(session_id session, const std::vector
     return results;
 }
 
-void data_tree::end_session(session_id session)
+void data_tree::forget_watches(session_id session)
 {
     for (auto* watches : {&data_watches_, &child_watches_}) {
         for (auto it = watches->begin(); it != watches->end();) {
@@ -218,6 +218,37 @@ void data_tree::end_session(session_id session)
             it = it->second.empty() ? watches->erase(it) : std::next(it);
         }
     }
+}
+
+// DataTree.setWatches (3.8): each watch the client holds either fires now, for what it missed since
+// `relative_zxid`, or is set here.
+void data_tree::set_watches(session_id session, std::int64_t relative_zxid, const held_watches& held)
+{
+    const auto node_at = [&](const std::string& path) -> const node* {
+        const auto it = nodes_.find(path);
+        return it == nodes_.end() ? nullptr : &it->second;
+    };
+    for (const auto& path : held.data) {
+        const auto* n = node_at(path);
+        if (!n) fired_.push_back({session, {watch_event_type::deleted, path}});
+        else if (n->st.mzxid > relative_zxid) fired_.push_back({session, {watch_event_type::data_changed, path}});
+        else data_watches_[path].insert(session);
+    }
+    for (const auto& path : held.exist) {
+        if (node_at(path)) fired_.push_back({session, {watch_event_type::created, path}});
+        else data_watches_[path].insert(session);
+    }
+    for (const auto& path : held.child) {
+        const auto* n = node_at(path);
+        if (!n) fired_.push_back({session, {watch_event_type::deleted, path}});
+        else if (n->st.pzxid > relative_zxid) fired_.push_back({session, {watch_event_type::children_changed, path}});
+        else child_watches_[path].insert(session);
+    }
+}
+
+void data_tree::end_session(session_id session)
+{
+    forget_watches(session);
     auto t = begin();
     std::vector<std::string> owned;
     for (const auto& [path, n] : nodes_)

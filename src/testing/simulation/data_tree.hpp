@@ -77,6 +77,19 @@ public:
     boost::system::error_code get_children(const std::string& path, std::vector<std::string>& names,
                                            zklock::stat& st, std::optional<session_id> watcher = {});
 
+    /// The server forgets `session`'s watches (its connection closed; the session lives on).
+    void forget_watches(session_id session);
+    /// The watches a client holds, by kind, as it sends them again when it reconnects.
+    struct held_watches {
+        std::vector<std::string> data;   // set by get_data, or by exists on a node that was there
+        std::vector<std::string> exist;  // set by exists on a missing node
+        std::vector<std::string> child;  // set by get_children
+    };
+    /// setWatches: a client that reconnects here with `held`, having seen every transaction up to
+    /// `relative_zxid`. A watch whose event it missed fires now (a data watch: deleted if the node is gone,
+    /// data_changed if its mzxid is newer; an exist watch: created if the node is there; a child watch:
+    /// deleted, or children_changed if its pzxid is newer); every other one is set here.
+    void set_watches(session_id session, std::int64_t relative_zxid, const held_watches& held);
     /// The watches fired since the last call, in the order of their transactions.
     std::vector<fired_watch> take_fired();
     /// How many nodes there are, "/" included (what a test checks is left).
