@@ -2,6 +2,7 @@
 // each row expecting a named error within a bound, with no znode left and the session still usable.
 #include "test_util.hpp"
 
+#include <zklock/election.hpp>
 #include <zklock/participants.hpp>
 #include <zklock/semaphore.hpp>
 #include <zklock/shared_mutex.hpp>
@@ -210,6 +211,31 @@ std::vector<row> rows()
     host("bad chroot", "127.0.0.1:2181/app//x");
     host("space", "127.0.0.1 :2181");
     host("unresolvable", "no-such-host.invalid:2181", zerr::unresolvable_host);
+
+    // The election's observers read a lock's path by name: the root and a path the server would refuse are
+    // refused at once, and so is a moved-from session (nothing is read).
+    auto observe = [&](std::string name, std::string p, error_code e = zerr::invalid_path) {
+        r.push_back({"leader of " + name, [p](fixture& f) -> asio::awaitable<error_code> {
+                         auto [ec, l] = co_await zklock::async_leader(f.s, p, tuple_awaitable);
+                         co_return ec;
+                     },
+                     e});
+        r.push_back({"leader change of " + name, [p](fixture& f) -> asio::awaitable<error_code> {
+                         auto [ec, l] = co_await zklock::async_wait_leader_change(f.s, p, {}, tuple_awaitable);
+                         co_return ec;
+                     },
+                     e});
+    };
+    observe("the root", "/");
+    observe("a relative path", "election");
+    observe("a trailing slash", "/election/");
+    r.push_back({"leader of a moved-from session", [](fixture& f) -> asio::awaitable<error_code> {
+                     session s(f.ioc, config_for(shared_server().connect_string()));
+                     session taken(std::move(s));
+                     auto [ec, l] = co_await zklock::async_leader(s, f.root + "/moved", tuple_awaitable);  // NOLINT(bugprone-use-after-move)
+                     co_return ec;
+                 },
+                 zerr::no_session});
 
     r.push_back({"second mutex with another ACL", [](fixture& f) -> asio::awaitable<error_code> {
                      mutex first(f.s, f.root + "/acl");
