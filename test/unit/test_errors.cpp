@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace unit_errors {  // a namespace of its own: the unit tests compile as one translation unit
@@ -140,31 +141,25 @@ BOOST_AUTO_TEST_CASE(value_types_print_as_their_names)
     using zklock::lock_event_type;
     using zklock::session_state;
     using zklock::watch_event_type;
-    const std::pair<session_state, const char*> states[] = {
-        {session_state::idle, "idle"},       {session_state::connecting, "connecting"},
+    auto says = [&](const auto& words) {
+        for (const auto& [v, word] : words) {
+            BOOST_TEST(zklock::to_string(v) == word);
+            BOOST_TEST(printed(v) == word);
+        }
+    };
+    says(std::vector<std::pair<session_state, std::string>>{
+        {session_state::idle, "idle"},           {session_state::connecting, "connecting"},
         {session_state::connected, "connected"}, {session_state::expired, "expired"},
-        {session_state::auth_failed, "auth_failed"}, {session_state::closed, "closed"}};
-    for (const auto& [v, word] : states) {
-        BOOST_TEST(zklock::to_string(v) == word);
-        BOOST_TEST(printed(v) == word);
-    }
-    const std::pair<watch_event_type, const char*> events[] = {{watch_event_type::created, "created"},
-                                                               {watch_event_type::deleted, "deleted"},
-                                                               {watch_event_type::data_changed, "data_changed"},
-                                                               {watch_event_type::children_changed, "children_changed"}};
-    for (const auto& [v, word] : events) {
-        BOOST_TEST(zklock::to_string(v) == word);
-        BOOST_TEST(printed(v) == word);
-    }
-    const std::pair<lock_event_type, const char*> lock_events[] = {{lock_event_type::granted, "granted"},
-                                                                   {lock_event_type::released, "released"},
-                                                                   {lock_event_type::lost, "lost"},
-                                                                   {lock_event_type::lease_expired, "lease_expired"},
-                                                                   {lock_event_type::state_changed, "state_changed"}};
-    for (const auto& [v, word] : lock_events) {
-        BOOST_TEST(zklock::to_string(v) == word);
-        BOOST_TEST(printed(v) == word);
-    }
+        {session_state::auth_failed, "auth_failed"}, {session_state::closed, "closed"}});
+    says(std::vector<std::pair<watch_event_type, std::string>>{{watch_event_type::created, "created"},
+                                                                {watch_event_type::deleted, "deleted"},
+                                                                {watch_event_type::data_changed, "data_changed"},
+                                                                {watch_event_type::children_changed, "children_changed"}});
+    says(std::vector<std::pair<lock_event_type, std::string>>{{lock_event_type::granted, "granted"},
+                                                               {lock_event_type::released, "released"},
+                                                               {lock_event_type::lost, "lost"},
+                                                               {lock_event_type::lease_expired, "lease_expired"},
+                                                               {lock_event_type::state_changed, "state_changed"}});
     BOOST_TEST(zklock::to_string(static_cast<session_state>(99)) == "unknown");
     BOOST_TEST(zklock::to_string(static_cast<watch_event_type>(99)) == "unknown");
     BOOST_TEST(zklock::to_string(static_cast<lock_event_type>(99)) == "unknown");

@@ -1,5 +1,7 @@
 #include "connections.hpp"
 
+#include "overloaded.hpp"
+
 #include <zklock/error.hpp>
 
 #include <algorithm>
@@ -8,12 +10,6 @@
 namespace zklock::testing::simulation {
 
 namespace {
-template <class... F>
-struct overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-overloaded(F...) -> overloaded<F...>;
 
 void add_once(std::vector<std::string>& paths, const std::string& path)
 {

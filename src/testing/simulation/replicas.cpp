@@ -1,17 +1,10 @@
 #include "replicas.hpp"
 
+#include "overloaded.hpp"
+
 #include <stdexcept>
 
 namespace zklock::testing::simulation {
-
-namespace {
-template <class... F>
-struct overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-overloaded(F...) -> overloaded<F...>;
-}  // namespace
 
 replicas::replicas(std::size_t servers) : trees_(servers == 0 ? 1 : servers), next_(trees_.size(), 0) {}
 
