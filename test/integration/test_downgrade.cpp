@@ -174,6 +174,18 @@ BOOST_AUTO_TEST_CASE(a_downgrade_of_a_guard_that_does_not_write_here_is_refused)
         co_await r.release(use_awaitable);
         co_await w.release(use_awaitable);
         BOOST_TEST((co_await children(ss[0], path)).empty());
+
+        // A write guard that lost its lock (its node deleted by someone else): refused, and no read node is
+        // made for it.
+        auto lost = co_await a.acquire(5s, use_awaitable);
+        co_await ss[0].async_remove(lost.node(), -1, use_awaitable);
+        auto [wec, why] = co_await lost.async_wait_lost(tuple_awaitable);
+        BOOST_TEST(!wec);
+        BOOST_TEST(why == zklock::error::lock_node_deleted);
+        auto [e4, g4] = co_await a.acquire_shared(lost, tuple_awaitable);
+        BOOST_TEST(e4 == zklock::error::not_held, e4.message());
+        BOOST_TEST(!g4.owns_lock());
+        BOOST_TEST((co_await children(ss[0], path)).empty());
     });
 }
 

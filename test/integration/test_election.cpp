@@ -7,6 +7,7 @@
 
 #include <zklock/election.hpp>
 #include <zklock/participants.hpp>
+#include <zklock/testing/faults.hpp>
 #include <zklock/testing/server.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -122,6 +123,30 @@ BOOST_AUTO_TEST_CASE(resign_hands_over_at_once)
         BOOST_TEST((next.token > known.token));
         BOOST_TEST_MESSAGE("measured: hand-over after resign " << static_cast<double>(handover.count()) / 1000.0 << " ms");
         co_await lb->resign(use_awaitable);
+    });
+}
+
+// An observer waits a lost connection out, as async_leader's documentation says: the answer to its first
+// read (the sync) is lost with the connection, and it reports the leader once the session is connected
+// again, not connection_loss.
+BOOST_AUTO_TEST_CASE(an_observer_waits_out_a_lost_connection)
+{
+    asio::io_context ioc;
+    sessions ss(ioc, 2);
+    const auto path = unique_path("election-observer-loss");
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await ss.connect();
+        election a(ss[0], path, "a");
+        auto la = co_await a.campaign(5s, use_awaitable);
+        const auto lost_before = ss[1].stats().requests_by_kind["sync"].errors["connection_loss"];
+        zklock::testing::lose_next_answer(ss[1], "sync");
+        auto [ec, l] = co_await zklock::async_leader(ss[1], path, tuple_awaitable);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST(l.id == "a", show(l));
+        BOOST_TEST((l.token == la.token()));
+        BOOST_TEST(ss[1].stats().requests_by_kind["sync"].errors["connection_loss"] == lost_before + 1);  // it was lost
+        BOOST_TEST(ss[1].stats().connections >= 2u);
+        co_await la.resign(use_awaitable);
     });
 }
 
