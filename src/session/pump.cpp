@@ -101,7 +101,12 @@ void session_impl::notice_silent_close()
     close_socket();
     set_state(session_state::connecting);
     const bool stale = !inflight_.empty();
-    for (auto& [rid, r] : std::exchange(inflight_, {})) {
+    // In the order they were sent (their ids), as the C client fails a broken connection's requests: the
+    // in-flight table's own order is its hash's.
+    std::vector<std::pair<std::uint64_t, request_base*>> out(inflight_.begin(), inflight_.end());
+    inflight_.clear();
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& [rid, r] : out) {
         count_unanswered(*r, zk_errc::connection_loss);
         if (r->watch) drop_watch(r->watch);
         r->fail(zk_errc::connection_loss);

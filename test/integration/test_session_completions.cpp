@@ -106,6 +106,43 @@ BOOST_AUTO_TEST_CASE(an_answer_lost_to_a_broken_connection_takes_the_answers_beh
     });
 }
 
+// A request made right after the connection broke meets a socket the C client has not yet seen closed: its
+// send fails and the client closes the connection silently (pump.cpp, notice_silent_close). The requests out
+// on it fail with connection_loss in the order they were sent, as after any other break.
+BOOST_AUTO_TEST_CASE(a_silent_close_fails_the_requests_out_in_the_order_they_were_sent)
+{
+    asio::io_context ioc;
+    session s(ioc, config_for(shared_server().connect_string()));
+    run(ioc, [&]() -> asio::awaitable<void> {
+        co_await connect(s);
+        std::vector<int> order;
+        std::vector<error_code> codes(8);
+        asio::post(ioc, [&] {  // one turn: the requests leave, the connection breaks, one more is made
+            for (int i = 0; i < 7; ++i)
+                s.async_exists("/", [&, i](error_code ec, std::optional<zklock::stat>) {
+                    codes[i] = ec;
+                    order.push_back(i);
+                });
+            zklock::testing::drop_connection(s);
+            s.async_exists("/", [&](error_code ec, std::optional<zklock::stat>) {
+                codes[7] = ec;
+                order.push_back(7);
+            });
+        });
+        BOOST_TEST(co_await eventually([&]() -> asio::awaitable<bool> { co_return order.size() == 8; }));
+        std::vector<int> failed;
+        for (int i : order)
+            if (codes[i] == zklock::zk_errc::connection_loss) failed.push_back(i);
+        BOOST_TEST(failed.size() >= 2u);  // the break took some with it
+        BOOST_TEST(std::is_sorted(failed.begin(), failed.end()), "failed in the order " << [&] {
+            std::string o;
+            for (int i : failed) o += std::to_string(i) + " ";
+            return o;
+        }());
+        BOOST_TEST(std::is_sorted(order.begin(), order.end()));
+    });
+}
+
 BOOST_AUTO_TEST_CASE(closing_fails_every_pending_operation_clearly)
 {
     asio::io_context ioc;
