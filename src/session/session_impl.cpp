@@ -193,10 +193,8 @@ void session_impl::set_state(session_state s)
 {
     if (s == state) return;
     state = s;
-    if (s != session_state::connected) {  // a break is noticed: what a fault held completes first, in order
-        behind_a_fault_ = false;
+    if (s != session_state::connected)  // a break is noticed: what a fault held completes first, in order
         for (auto& deliver : std::exchange(held_answers_, {})) deliver();
-    }
     if (cfg.observer) {
         lock_event e;
         e.type = lock_event_type::state_changed, e.state = s;
@@ -538,13 +536,12 @@ std::optional<session_impl::fault_plan> session_impl::take_fault(const char* kin
 session_impl::fault_mode session_impl::answer_fault(const request_base& r)
 {
     // An answer read behind the one a fault broke the connection at (the C client reads what arrived
-    // together): on a real broken connection it would never arrive, so it is lost too, and the order of
-    // the answers is kept (see behind_a_fault_).
-    if (behind_a_fault_) return fault_mode::lose_answer;
+    // together; that one is held, see held_answers_): on a real broken connection it would never arrive,
+    // so it is lost too, and held behind it.
+    if (!held_answers_.empty()) return fault_mode::lose_answer;
     if (faults_.empty()) return fault_mode::drop_after_send;
     auto f = take_fault(r.kind, true);
     if (!f) return fault_mode::drop_after_send;
-    behind_a_fault_ = true;
     drop_connection();
     if (f->then) f->then();
     return f->mode;

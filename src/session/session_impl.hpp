@@ -419,11 +419,10 @@ private:
     /// The C completion of a node's data (get_data, get_config).
     static void data_answered(int rc, const char* value, int len, const struct Stat* st, const void* data);
     std::vector<fault_plan> faults_;
-    /// A planned fault broke the connection at an answer, and the session has not noticed yet: every
-    /// answer read meanwhile is lost as well, as behind a real break (answer_fault).
-    bool behind_a_fault_ = false;
     /// The answers a planned fault holds until the session notices the break, in the order they came: then
-    /// they complete before anything the break itself fails, as on a real connection.
+    /// they complete before anything the break itself fails, as on a real connection. Not empty: a fault
+    /// broke the connection at an answer and the break is not noticed yet, so every answer read meanwhile
+    /// is lost as well (answer_fault).
     std::vector<std::function<void()>> held_answers_;
     std::optional<fault_plan> take_fault(const char* kind, bool answered);
 
