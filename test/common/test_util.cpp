@@ -103,6 +103,13 @@ asio::awaitable<std::vector<std::string>> children(zklock::session& s, const std
     co_return names;
 }
 
+bool none_out(const zklock::session& s, const std::string& kind)
+{
+    const auto st = s.stats();
+    const auto it = st.requests_by_kind.find(kind);
+    return it == st.requests_by_kind.end() || it->second.sent == it->second.round_trip.count + it->second.unanswered;
+}
+
 int thread_count()
 {
     std::ifstream f("/proc/self/status");

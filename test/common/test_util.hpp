@@ -99,6 +99,10 @@ asio::awaitable<void> pause(std::chrono::milliseconds d);
 /// The children of `path` (none if it does not exist); any other error fails the test.
 asio::awaitable<std::vector<std::string>> children(zklock::session& s, const std::string& path);
 
+/// Whether every request of `kind` that `s` sent has been answered or has failed (none is out): a test
+/// arms a fault for the next request of a kind once the ones before it are settled.
+bool none_out(const zklock::session& s, const std::string& kind);
+
 /// The OS threads of this process (from /proc/self/status).
 int thread_count();
 

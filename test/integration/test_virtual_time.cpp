@@ -128,14 +128,6 @@ BOOST_AUTO_TEST_CASE(a_timed_acquire_gives_up_when_virtual_time_reaches_its_dead
     run_real(ioc, [&] { return done; });
 }
 
-/// Whether every request of `kind` that `s` sent has been answered or has failed (none is out).
-bool none_out(const zklock::session& s, const std::string& kind)
-{
-    const auto st = s.stats();
-    const auto it = st.requests_by_kind.find(kind);
-    return it == st.requests_by_kind.end() || it->second.sent == it->second.round_trip.count + it->second.unanswered;
-}
-
 // No semaphore guard is handed out already lost. The answer that frees a permit for a waiter arrives with
 // a broken connection, and meanwhile more than the loss grace passes (virtual time moved by 3 s; the grace
 // is 2 s): counted from the send of the newest answered write, the session may have expired by now. The
