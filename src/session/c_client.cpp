@@ -127,11 +127,6 @@ int to_zk_mode(create_mode m) noexcept
     return ZOO_PERSISTENT;
 }
 
-bool is_sequential(create_mode m) noexcept
-{
-    return m == create_mode::persistent_sequential || m == create_mode::ephemeral_sequential;
-}
-
 c_acl::c_acl(const acl& a)
 {
     entries.reserve(a.size());

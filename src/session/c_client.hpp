@@ -47,7 +47,6 @@ void raise_c_log_level(log_level wanted);
 error_code zk_error(int rc) noexcept;
 zklock::stat to_stat(const struct Stat* s) noexcept;
 int to_zk_mode(create_mode m) noexcept;
-bool is_sequential(create_mode m) noexcept;
 session_state from_zk_state(int s) noexcept;
 
 /// An ACL_vector that borrows the strings of a zklock::acl (the C client serializes it during the call).
@@ -56,6 +55,9 @@ struct c_acl {
     ACL_vector vec{};
     explicit c_acl(const acl& a);
 };
+
+/// The C client's port (client_port.hpp) for session `s`.
+std::unique_ptr<client_port> make_c_port(session_impl& s);
 
 // --- Helper threads -----------------------------------------------------------------------------
 /// The helper threads that open and close handles. They are short-lived, but a close can wait seconds for

@@ -1,7 +1,7 @@
-// The typed operations: each hands one request to the C client and converts its completion; and the
-// watches that reads arm.
-#include "c_client.hpp"
+// The typed operations: each hands one request to the client beneath the session (client_port.hpp) and
+// converts its answer; and the watches that reads arm.
 #include "core/effects.hpp"
+#include "session_impl.hpp"
 
 #include <cstdint>
 #include <type_traits>
@@ -16,16 +16,30 @@ public:
     explicit request(const char* what)
     {
         kind = what;
-        sent_at = zklock::clock::now();  // before the C client sends it: never later than the touch
+        sent_at = zklock::clock::now();  // before the client sends it: never later than the touch
     }
     handler<Args...> h;
-    // zoo_amulti keeps pointers into these until its completion.
-    std::vector<zoo_op_t> ops;
-    std::vector<zoo_op_result_t> results;
-    std::vector<std::string> op_paths;
-    std::vector<std::vector<char>> path_buffers;
-    std::vector<struct Stat> stats;  // where a set_data's stat is written
-    std::vector<c_acl> acls;
+
+    void answer(client_answer&& a) override
+    {
+        using result = std::tuple<Args...>;
+        if constexpr (std::is_same_v<result, std::tuple<std::optional<stat>>>) {  // exists
+            // An exists watch is set whether or not the node exists (it then waits for its creation).
+            const bool no_node = a.ec == zk_errc::no_node;
+            if (owner) owner->settle_watch(watch, !a.ec || no_node);
+            if (no_node) complete({}, std::nullopt);
+            else complete(a.ec, a.ec ? std::nullopt : std::optional<stat>(a.st));
+        } else {
+            if (owner) owner->settle_watch(watch, !a.ec);
+            if constexpr (std::is_same_v<result, std::tuple<>>) complete(a.ec);  // remove, sync
+            else if constexpr (std::is_same_v<result, std::tuple<std::string, stat>>)  // create, get_data
+                complete(a.ec, std::move(a.text), a.st);
+            else if constexpr (std::is_same_v<result, std::tuple<std::vector<std::string>, stat>>)
+                complete(a.ec, std::move(a.children), a.st);
+            else if constexpr (std::is_same_v<result, std::tuple<stat>>) complete(a.ec, a.st);  // set_data
+            else complete(a.ec, std::move(a.results));  // multi
+        }
+    }
 
     void complete(error_code ec, Args... args)
     {
@@ -50,28 +64,20 @@ public:
     {
         if (owner) owner->post_completion(std::move(h), ec, Args{}...);
     }
+    void bind_cancellation() override;
 };
 
-/// Takes back the request a completion was given, with the C client's return code.
-template <class Request>
-std::unique_ptr<Request> take(const void* data, int rc)
-{
-    std::unique_ptr<Request> r(static_cast<Request*>(const_cast<void*>(data)));
-    if (r->owner) r->owner->finished(r.get(), rc);
-    return r;
-}
-
-// A per-operation cancellation abandons the wait; the C client still completes the request later. The
+// A per-operation cancellation abandons the wait; the client still answers the request later. The
 // handler runs where the signal is emitted: it hops onto the session's executor, where the slot names the
 // request by id, so a late or repeated signal finds nothing instead of a freed request.
-template <class Request>
-void bind_cancellation(Request* r)
+template <class... Args>
+void request<Args...>::bind_cancellation()
 {
-    auto slot = asio::get_associated_cancellation_slot(r->h);
+    auto slot = asio::get_associated_cancellation_slot(h);
     if (slot.is_connected())
-        slot.assign([w = std::weak_ptr<session_impl>(r->owner), ex = r->owner->ex, id = r->id](asio::cancellation_type t) {
-            asio::post(ex, [w, id, t] {
-                if (auto s = w.lock()) s->cancel_request(id, t);
+        slot.assign([w = std::weak_ptr<session_impl>(owner), ex = owner->ex, rid = id](asio::cancellation_type t) {
+            asio::post(ex, [w, rid, t] {
+                if (auto s = w.lock()) s->cancel_request(rid, t);
             });
         });
 }
@@ -83,25 +89,16 @@ op_nature nature_of(std::string_view kind) noexcept
     return write ? op_nature::write : op_nature::undoable;
 }
 
-void node_watcher(zhandle_t* zh, int type, int, const char* path, void* ctx)
-{
-    // Session events reach every watcher; the session watcher handles them once.
-    if (type == ZOO_SESSION_EVENT) return;
-    auto* s = static_cast<session_impl*>(const_cast<void*>(zoo_get_context(zh)));
-    if (s) s->on_watch_fired(reinterpret_cast<std::uintptr_t>(ctx), type, path);
-}
-
-/// The watcher a read that may arm `w` gives the C client (none without a watch), and the watcher's
-/// context: the watch's id in the session's table, never a pointer.
-watcher_fn watcher_for(const watch_state* w) noexcept { return w ? node_watcher : nullptr; }
-void* watcher_context(const watch_state* w) noexcept
-{
-    return w ? reinterpret_cast<void*>(static_cast<std::uintptr_t>(w->id)) : nullptr;
-}
-
 }  // namespace
 
 // --- The request skeleton -----------------------------------------------------------------------
+void answered(request_base* r, client_answer&& a)
+{
+    std::unique_ptr<request_base> owned(r);
+    if (owned->owner) owned->owner->finished(owned.get(), a.ec);
+    owned->answer(std::move(a));
+}
+
 void session_impl::track(request_base* r)
 {
     r->id = next_request_++;
@@ -123,26 +120,26 @@ void session_impl::cancel_request(std::uint64_t rid, asio::cancellation_type typ
     r.fail(asio::error::operation_aborted);
 }
 
-template <class Request>
-bool session_impl::submit(Request* r, int rc)
+void session_impl::submit(request_base* r, client_call call)
 {
-    if (rc != ZOK) {  // the C client refused the request; its completion will never run
-        std::unique_ptr<Request> owned(r);
-        error_code ec = zk_error(rc);
+    cork();
+    if (auto ec = port_->submit(std::move(call), r)) {  // refused: nothing was sent, and r is still ours
+        std::unique_ptr<request_base> owned(r);
+        settle_watch(r->watch, false);
         // The handle learnt of its end before our state did (the session event is still on its way):
         // report the end itself, not the C client's "invalid state". (After a renewal the new session is
         // still opening and refusal() would say not_connected: the request met the expired session.)
-        if (rc == ZINVALIDSTATE) {
-            const bool expired = zoo_state(zh_) == ZOO_EXPIRED_SESSION_STATE;
+        if (ec == zk_errc::invalid_state) {
+            const bool expired = port_->state() == session_state::expired;
             if (leave_if_unrecoverable()) ec = expired ? error_code(zklock::error::session_expired) : refusal();
         }
         refused_at_submit = true;
         owned->fail(ec);
         notice_silent_close();
-        return false;
+        return;
     }
     track(r);
-    bind_cancellation(r);
+    r->bind_cancellation();
     notice_silent_close();
     kick();
     if (!faults_.empty())
@@ -150,11 +147,10 @@ bool session_impl::submit(Request* r, int rc)
             drop_connection();
             if (f->then) f->then();
         }
-    return true;
 }
 
-template <class Call, class... Args>
-void session_impl::start_request(const char* kind, error_code refused, handler<Args...> h, watch_spec ws, Call call)
+template <class... Args>
+void session_impl::start_request(const char* kind, error_code refused, handler<Args...> h, client_call call, watch* w)
 {
     if (refused) {
         post_completion(std::move(h), refused, Args{}...);
@@ -166,15 +162,12 @@ void session_impl::start_request(const char* kind, error_code refused, handler<A
     auto* r = new request<Args...>(kind);
     r->owner = shared_from_this();
     r->h = std::move(h);
-    if (ws.w) r->watch = prepare_watch(ws.w, *ws.path, ws.kind);
-    cork();
-    int rc;
-    {
-        c_call scope(log.get());
-        rc = call(*r);
+    if (w) {
+        const auto wk = call.what == client_call::verb::get_children ? watch_kind::child : watch_kind::data;
+        r->watch = prepare_watch(w, call.path, wk);
+        call.watch = r->watch->id;
     }
-    if (rc != ZOK) settle_watch(r->watch, false);
-    submit(r, rc);
+    submit(r, std::move(call));
 }
 
 // --- The operations -----------------------------------------------------------------------------
@@ -291,18 +284,11 @@ void session_impl::send_creates()
 
 void session_impl::create(op::create c, handler<std::string, stat> h)
 {
-    using req_t = request<std::string, stat>;
-    start_request("create", refusal(c.path, is_sequential(c.mode)), std::move(h), {}, [&](req_t& r) {
-        c_acl a(c.acl);
-        return zoo_acreate2(zh_, c.path.c_str(), c.data.data(), static_cast<int>(c.data.size()), &a.vec,
-                            to_zk_mode(c.mode),
-                            [](int rc2, const char* value, const struct Stat* st, const void* data) {
-                                auto req = take<req_t>(data, rc2);
-                                req->complete(zk_error(rc2), rc2 == ZOK && value ? std::string(value) : std::string{},
-                                              to_stat(st));
-                            },
-                            &r);
-    });
+    auto refused = refusal(c.path, is_sequential(c.mode));
+    client_call call{client_call::verb::create, std::move(c.path), std::move(c.data)};
+    call.mode = c.mode;
+    call.access = std::move(c.acl);
+    start_request("create", refused, std::move(h), std::move(call));
 }
 
 void session_impl::remove(std::string path, int version, handler<> h, bool own)
@@ -349,99 +335,48 @@ void session_impl::send_removes()
 
 void session_impl::remove_now(std::string path, int version, handler<> h)
 {
-    using req_t = request<>;
-    start_request("remove", refusal(path), std::move(h), {}, [&](req_t& r) {
-        return zoo_adelete(zh_, path.c_str(), version,
-                           [](int rc2, const void* data) { take<req_t>(data, rc2)->complete(zk_error(rc2)); }, &r);
-    });
+    auto refused = refusal(path);
+    client_call call{client_call::verb::remove, std::move(path)};
+    call.version = version;
+    start_request("remove", refused, std::move(h), std::move(call));
 }
 
 void session_impl::sync(std::string path, handler<> h)
 {
-    using req_t = request<>;
-    start_request("sync", refusal(path), std::move(h), {}, [&](req_t& r) {
-        return zoo_async(zh_, path.c_str(),
-                         [](int rc2, const char*, const void* data) { take<req_t>(data, rc2)->complete(zk_error(rc2)); },
-                         &r);
-    });
+    auto refused = refusal(path);
+    start_request("sync", refused, std::move(h), {client_call::verb::sync, std::move(path)});
 }
 
 void session_impl::exists(std::string path, watch* w, handler<std::optional<stat>> h)
 {
-    using req_t = request<std::optional<stat>>;
-    start_request("exists", refusal(path), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](req_t& r) {
-        return zoo_awexists(
-            zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()),
-            [](int rc2, const struct Stat* st, const void* data) {
-                auto req = take<req_t>(data, rc2);
-                // An exists watch is set whether or not the node exists (it then waits for its creation).
-                if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK || rc2 == ZNONODE);
-                if (rc2 == ZNONODE) req->complete({}, std::nullopt);
-                else req->complete(zk_error(rc2), rc2 == ZOK ? std::optional<stat>(to_stat(st)) : std::nullopt);
-            },
-            &r);
-    });
-}
-
-namespace {
-using data_request = request<std::string, stat>;
-}  // namespace
-
-void session_impl::data_answered(int rc, const char* value, int len, const struct Stat* st, const void* data)
-{
-    auto req = take<data_request>(data, rc);
-    if (req->owner) req->owner->settle_watch(req->watch, rc == ZOK);
-    req->complete(zk_error(rc),
-                  rc == ZOK && value && len > 0 ? std::string(value, static_cast<std::size_t>(len)) : std::string{},
-                  to_stat(st));
+    auto refused = refusal(path);
+    start_request("exists", refused, std::move(h), {client_call::verb::exists, std::move(path)}, w);
 }
 
 void session_impl::get_data(std::string path, watch* w, handler<std::string, stat> h)
 {
-    start_request("get_data", refusal(path), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](data_request& r) {
-        return zoo_awget(zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()), data_answered, &r);
-    });
+    auto refused = refusal(path);
+    start_request("get_data", refused, std::move(h), {client_call::verb::get_data, std::move(path)}, w);
 }
 
 void session_impl::get_config(watch* w, handler<std::string, stat> h)
 {
-    // zoo_awgetconfig reads /zookeeper/config outside the chroot.
-    static const std::string path = "/zookeeper/config";
-    start_request("get_config", refusal(), std::move(h), {w, ZWATCHTYPE_DATA, &path}, [&](data_request& r) {
-        return zoo_awgetconfig(zh_, watcher_for(r.watch.get()), watcher_context(r.watch.get()), data_answered, &r);
-    });
+    // Read outside the chroot (zoo_awgetconfig); the path names the watch.
+    start_request("get_config", refusal(), std::move(h), {client_call::verb::get_config, "/zookeeper/config"}, w);
 }
 
 void session_impl::get_children(std::string path, watch* w, handler<std::vector<std::string>, stat> h)
 {
-    using req_t = request<std::vector<std::string>, stat>;
-    start_request("get_children", refusal(path), std::move(h), {w, ZWATCHTYPE_CHILD, &path}, [&](req_t& r) {
-        return zoo_awget_children2(
-            zh_, path.c_str(), watcher_for(r.watch.get()), watcher_context(r.watch.get()),
-            [](int rc2, const struct String_vector* names, const struct Stat* st, const void* data) {
-                auto req = take<req_t>(data, rc2);
-                if (req->owner) req->owner->settle_watch(req->watch, rc2 == ZOK);
-                std::vector<std::string> out;
-                if (rc2 == ZOK && names) {
-                    out.reserve(static_cast<std::size_t>(names->count));
-                    for (int i = 0; i < names->count; ++i) out.emplace_back(names->data[i]);
-                }
-                req->complete(zk_error(rc2), std::move(out), to_stat(st));
-            },
-            &r);
-    });
+    auto refused = refusal(path);
+    start_request("get_children", refused, std::move(h), {client_call::verb::get_children, std::move(path)}, w);
 }
 
 void session_impl::set_data(std::string path, std::string data, int version, handler<stat> h)
 {
-    using req_t = request<stat>;
-    start_request("set_data", refusal(path), std::move(h), {}, [&](req_t& r) {
-        return zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
-                        [](int rc2, const struct Stat* st, const void* d) {
-                            take<req_t>(d, rc2)->complete(zk_error(rc2), to_stat(st));
-                        },
-                        &r);
-    });
+    auto refused = refusal(path);
+    client_call call{client_call::verb::set_data, std::move(path), std::move(data)};
+    call.version = version;
+    start_request("set_data", refused, std::move(h), std::move(call));
 }
 
 void session_impl::multi(std::vector<multi_op> ops, handler<std::vector<multi_result>> h)
@@ -466,62 +401,13 @@ void session_impl::multi_as(const char* kind, std::vector<multi_op> ops, handler
         post_completion(std::move(h), error_code{}, std::vector<multi_result>{});
         return;
     }
-    using req_t = request<std::vector<multi_result>>;
-    start_request(kind, ec, std::move(h), {}, [&](req_t& r) {
-        const auto n = ops.size();
-        r.ops.resize(n);
-        r.results.resize(n);
-        r.path_buffers.resize(n);
-        r.stats.resize(n);
-        r.acls.reserve(n);
-        // The C client keeps pointers into the ops until the completion: the request owns their strings
-        // (op_paths holds each op's path at 2i and its data at 2i+1).
-        r.op_paths.resize(2 * n);
-        for (std::size_t i = 0; i < n; ++i) {
-            std::visit(
-                [&](auto& x) {
-                    using T = std::decay_t<decltype(x)>;
-                    r.op_paths[2 * i] = x.path;
-                    const char* p = r.op_paths[2 * i].c_str();
-                    if constexpr (std::is_same_v<T, op::create>) {
-                        r.op_paths[2 * i + 1] = x.data;
-                        r.path_buffers[i].assign(x.path.size() + 32, '\0');
-                        r.acls.emplace_back(x.acl);
-                        zoo_create_op_init(&r.ops[i], p, r.op_paths[2 * i + 1].data(),
-                                           static_cast<int>(r.op_paths[2 * i + 1].size()), &r.acls.back().vec,
-                                           to_zk_mode(x.mode), r.path_buffers[i].data(),
-                                           static_cast<int>(r.path_buffers[i].size()));
-                    } else if constexpr (std::is_same_v<T, op::remove>) {
-                        zoo_delete_op_init(&r.ops[i], p, x.version);
-                    } else if constexpr (std::is_same_v<T, op::set_data>) {
-                        r.op_paths[2 * i + 1] = x.data;
-                        zoo_set_op_init(&r.ops[i], p, r.op_paths[2 * i + 1].data(),
-                                        static_cast<int>(r.op_paths[2 * i + 1].size()), x.version, &r.stats[i]);
-                    } else {
-                        zoo_check_op_init(&r.ops[i], p, x.version);
-                    }
-                },
-                ops[i]);
-        }
-        return zoo_amulti(zh_, static_cast<int>(n), r.ops.data(), r.results.data(),
-                          [](int rc2, const void* d) {
-                              auto req = take<req_t>(d, rc2);
-                              std::vector<multi_result> out(req->results.size());
-                              for (std::size_t i = 0; i < out.size(); ++i) {
-                                  out[i].ec = zk_error(req->results[i].err);
-                                  if (req->ops[i].type == ZOO_CREATE_OP && req->results[i].err == ZOK)
-                                      out[i].path = req->path_buffers[i].data();
-                                  if (req->ops[i].type == ZOO_SETDATA_OP && req->results[i].err == ZOK)
-                                      out[i].stat = to_stat(&req->stats[i]);
-                              }
-                              req->complete(zk_error(rc2), std::move(out));
-                          },
-                          &r);
-    });
+    client_call call{client_call::verb::multi};
+    call.ops = std::move(ops);
+    start_request(kind, ec, std::move(h), std::move(call));
 }
 
 // --- Watches ------------------------------------------------------------------------------------
-std::shared_ptr<watch_state> session_impl::prepare_watch(watch* w, const std::string& path, int kind)
+std::shared_ptr<watch_state> session_impl::prepare_watch(watch* w, const std::string& path, watch_kind kind)
 {
     if (!w) return nullptr;
     auto st = std::make_shared<watch_state>();
@@ -549,7 +435,7 @@ void session_impl::settle_watch(const std::shared_ptr<watch_state>& w, bool arme
     if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
 }
 
-void session_impl::on_watch_fired(std::uint64_t wid, int zk_type, const char* path)
+void session_impl::on_watch_fired(std::uint64_t wid, watch_event_type type, const char* path)
 {
     auto it = watches_.find(wid);
     if (it == watches_.end()) return;
@@ -558,10 +444,7 @@ void session_impl::on_watch_fired(std::uint64_t wid, int zk_type, const char* pa
     ++stats.watch_events;
     w->at = watch_state::phase::fired;
     w->event.path = path ? path : "";
-    if (zk_type == ZOO_CREATED_EVENT) w->event.type = watch_event_type::created;
-    else if (zk_type == ZOO_DELETED_EVENT) w->event.type = watch_event_type::deleted;
-    else if (zk_type == ZOO_CHANGED_EVENT) w->event.type = watch_event_type::data_changed;
-    else w->event.type = watch_event_type::children_changed;
+    w->event.type = type;
     if (w->waiter) post_completion(std::move(w->waiter), error_code{}, w->event);
 }
 
@@ -595,14 +478,8 @@ void session_impl::drop_watch(const std::shared_ptr<watch_state>& w)
     const bool live = w->at == watch_state::phase::armed || w->at == watch_state::phase::registering;
     w->at = watch_state::phase::dropped;
     if (w->waiter) post_completion(std::move(w->waiter), error_code(asio::error::operation_aborted), watch_event{});
-    if (!live || !watches_.erase(w->id) || !zh_ || is_final(state)) return;
-    // Forget it in the client only (local = 1). ZooKeeper 3.8's C client cannot remove a watch from the
-    // server: asked to (local = 0), it sends a checkWatches request and then forgets the watch locally,
-    // so the server keeps the one-shot watch until the node changes or the session ends. It is then
-    // delivered to an id we no longer know, and ignored.
-    c_call scope(log.get());
-    zoo_aremove_watches(zh_, w->path.c_str(), static_cast<ZooWatcherType>(w->kind), node_watcher,
-                        watcher_context(w.get()), 1, nullptr, nullptr);
+    if (!live || !watches_.erase(w->id) || is_final(state)) return;
+    port_->forget_watch(w->path, w->kind, w->id);
 }
 
 }  // namespace zklock::detail

@@ -67,14 +67,14 @@ void session_impl::pump()
 
 bool session_impl::leave_if_unrecoverable()
 {
-    const int zs = zoo_state(zh_);
-    if (zs != ZOO_EXPIRED_SESSION_STATE && zs != ZOO_AUTH_FAILED_STATE) return false;
-    if (zs == ZOO_EXPIRED_SESSION_STATE && renews_on_expiry()) {
+    const auto st = port_->state();
+    if (st != session_state::expired && st != session_state::auth_failed) return false;
+    if (st == session_state::expired && renews_on_expiry()) {
         renew();
         return true;
     }
-    enter_final(from_zk_state(zs), zs == ZOO_AUTH_FAILED_STATE ? error_code(zklock::error::auth_failed)
-                                                               : error_code(zklock::error::session_expired));
+    enter_final(st, st == session_state::auth_failed ? error_code(zklock::error::auth_failed)
+                                                     : error_code(zklock::error::session_expired));
     return true;
 }
 

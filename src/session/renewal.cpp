@@ -26,7 +26,7 @@ void session_impl::renew()
 {
     // Closed meanwhile, or renewed already: the expiry is seen both by the session event and by the
     // handle's state (leave_if_unrecoverable), and only the handle that expired is let go.
-    if (is_final(state) || !zh_ || zoo_state(zh_) != ZOO_EXPIRED_SESSION_STATE) return;
+    if (is_final(state) || port_->state() != session_state::expired) return;
     const auto sid = id_text();
     log->write(log_level::warning, "ZooKeeper session " + sid +
                                        " expired: opening a new session (session_config::on_expiry)");
@@ -41,7 +41,7 @@ void session_impl::renew()
     set_state(session_state::connecting);
     // To the names followed so far (the ensemble's members, if it published them), with the chroot.
     const auto slash = cfg.hosts.find('/');
-    open_handle(followed_hosts_ + (slash == std::string::npos ? std::string() : cfg.hosts.substr(slash)));
+    port_->open(followed_hosts_ + (slash == std::string::npos ? std::string() : cfg.hosts.substr(slash)));
 }
 
 }  // namespace zklock::detail

@@ -24,23 +24,13 @@ std::string default_owner()
     return std::string(host) + ":" + std::to_string(::getpid());
 }
 
-namespace {
-
-void session_watcher(zhandle_t* zh, int type, int state, const char*, void*)
-{
-    if (type != ZOO_SESSION_EVENT) return;
-    auto* s = static_cast<session_impl*>(const_cast<void*>(zoo_get_context(zh)));
-    if (s) s->on_session_event(state);
-}
-
-}  // namespace
-
 // --- Session lifecycle --------------------------------------------------------------------------
 session_impl::session_impl(executor_type e, session_config c)
     : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex), keepalive_timer_(ex),
       handshake_timer_(ex), resolve_timer_(ex),
       link_(std::make_shared<helper_link>(ex))
 {
+    port_ = make_c_port(*this);
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
     if (cfg.owner.empty()) cfg.owner = default_owner();
     init_c_log_level();
@@ -56,7 +46,7 @@ error_code session_impl::refusal() const
     case session_state::expired: return zklock::error::session_expired;
     case session_state::auth_failed: return zklock::error::auth_failed;
     case session_state::closed: return zklock::error::session_closed;
-    default: return zh_ ? error_code{} : error_code(zklock::error::not_connected);
+    default: return port_->is_open() ? error_code{} : error_code(zklock::error::not_connected);
     }
 }
 
@@ -104,89 +94,7 @@ void session_impl::connect(handler<> h)
                                             std::to_string(s->cfg.connect_timeout.count()) + " ms");
         s->close(zklock::error::connect_timeout);
     });
-    open_handle(cfg.hosts);
-}
-
-namespace {
-// A new handle on its way to the session's executor. If nobody takes it (the session is gone, or the
-// io_context is destroyed with the post still queued, as when a test stops its loop during a connect),
-// it is closed here, so that it does not leak: it never connected, so closing it does not wait.
-struct handle_in_transit {
-    zhandle_t* zh;
-    std::shared_ptr<const log_target> lg;
-    handle_in_transit(zhandle_t* h, std::shared_ptr<const log_target> l) : zh(h), lg(std::move(l)) {}
-    handle_in_transit(const handle_in_transit&) = delete;
-    handle_in_transit& operator=(const handle_in_transit&) = delete;
-    ~handle_in_transit()
-    {
-        if (zh) close_handle(zh, lg);
-    }
-    zhandle_t* take() noexcept { return std::exchange(zh, nullptr); }
-};
-}  // namespace
-
-// Resolves the names and makes the C client's handle off the loop (both may block); on_handle_created
-// takes it on the executor. At the first connect, and for a renewed session.
-void session_impl::open_handle(std::string hosts)
-{
-    off_loop([link = link_, w = weak_from_this(), hosts = std::move(hosts), resolver = cfg.resolver,
-              timeout = static_cast<int>(cfg.session_timeout.count()), lg = log] {
-        zhandle_t* zh = nullptr;
-        int err = 0;
-        auto resolved = resolve_hosts(hosts, resolver);
-        if (!resolved.list.empty()) {
-            log_scope scope(lg.get());
-            errno = 0;
-            zh = zookeeper_init2(resolved.list.c_str(), session_watcher, timeout, nullptr, nullptr, 0, on_c_log);
-            err = errno;
-        }
-        auto handle = std::make_shared<handle_in_transit>(zh, lg);
-        link->post([w, handle, err, unresolved = std::move(resolved.unresolved), hosts,
-                    addresses = addresses_of(resolved.list)] {
-            if (auto self = w.lock()) {
-                self->addresses_ = addresses;
-                self->followed_hosts_ = addresses_of(hosts);
-                self->on_handle_created(handle->take(), err, unresolved);
-            } else if (auto* zh2 = handle->take()) {
-                off_loop([zh2, lg = handle->lg] { close_handle(zh2, lg); });
-            }
-        });
-        // Not posted (the session let go): the last reference, here, closes the handle.
-    });
-}
-
-void session_impl::on_handle_created(_zhandle* zh, int err, const std::string& unresolved)
-{
-    opening_renewed = false;
-    if (!zh && !unresolved.empty()) {
-        log->write(log_level::error, "cannot resolve ZooKeeper host name(s): " + unresolved);
-        close(zklock::error::unresolvable_host);
-        return;
-    }
-    if (!unresolved.empty())
-        log->write(log_level::warning, "cannot resolve ZooKeeper host name(s), using the others: " + unresolved);
-    if (!zh) {
-        log->write(log_level::error, "cannot use ZooKeeper host string '" + cfg.hosts + "': " + std::strerror(err));
-        close(err == EINVAL || err == 0 ? error_code(zklock::error::invalid_hosts)
-                                        : error_code(err, boost::system::system_category()));
-        return;
-    }
-    zh_ = zh;
-    if (state != session_state::connecting) {  // closed while the handle was being made
-        off_loop([zh = std::exchange(zh_, nullptr), lg = log] { close_handle(zh, lg); });
-        return;
-    }
-    zoo_set_context(zh_, this);
-    // The names were resolved off the loop (resolve_hosts): the C client only has address literals, and
-    // need not look at them again.
-    zoo_set_servers_resolution_delay(zh_, -1);
-    {
-        c_call scope(log.get());
-        for (const auto& c : cfg.credentials)
-            zoo_add_auth(zh_, c.scheme.c_str(), c.secret.data(), static_cast<int>(c.secret.size()), nullptr, nullptr);
-    }
-    pump();
-    follow_names_after(follow_names_every);  // the names were just resolved: again if nothing answers by then
+    port_->open(cfg.hosts);
 }
 
 void session_impl::set_state(session_state s)
@@ -223,12 +131,11 @@ void session_impl::set_state(session_state s)
         });
 }
 
-void session_impl::on_session_event(int zk_state)
+void session_impl::on_session_event(session_state s)
 {
-    auto s = from_zk_state(zk_state);
     if (s == session_state::connected) {
-        if (const clientid_t* cid = zoo_client_id(zh_)) id = cid->client_id;
-        negotiated = std::chrono::milliseconds(zoo_recv_timeout(zh_));
+        id = port_->credentials().first;
+        negotiated = port_->negotiated_timeout();
         warn_if_grace_clamped();
         ++connections;
         handshake_timer_.cancel();
@@ -304,19 +211,7 @@ void session_impl::let_go_of_handle(error_code why, std::function<void(bool)> th
         w->error = why;
         if (w->waiter) post_completion(std::move(w->waiter), why, watch_event{});
     }
-    const int connection = release_socket();
-    timer_.cancel();
-    timer_armed_ = false;  // (a cancelled wait leaves the flag as it was: a new handle must arm its own)
-    handshake_timer_.cancel();
-    if (!zh_) {  // never opened: nothing of it is on the server
-        if (then) then(true);
-        return;
-    }
-    zoo_set_context(zh_, nullptr);
-    off_loop([zh = std::exchange(zh_, nullptr), lg = log, link = link_, connection, then = std::move(then)]() mutable {
-        const bool ended = close_handle(zh, lg, connection);
-        if (then) link->post([then = std::move(then), ended] { then(ended); });
-    });
+    port_->close(std::move(then));
 }
 
 void session_impl::on_handle_closed(bool server_ended_it)
@@ -388,10 +283,9 @@ void session_impl::wait_state(session_state from, handler<session_state> h)
 
 std::pair<std::int64_t, std::string> session_impl::credentials() const
 {
-    if (!zh_) return {id, {}};
-    const clientid_t* cid = zoo_client_id(zh_);
-    if (!cid || cid->client_id == 0) return {id, {}};
-    return {cid->client_id, std::string(cid->passwd, sizeof cid->passwd)};
+    auto c = port_->credentials();
+    if (c.first == 0) return {id, {}};
+    return c;
 }
 
 std::uint64_t session_impl::subscribe(std::function<void(session_state)> fn)
@@ -433,16 +327,16 @@ std::chrono::milliseconds session_impl::keepalive_interval() const
 
 std::chrono::milliseconds session_impl::one_look_limit() const { return detail::one_look_limit(timeout()); }
 
-void session_impl::finished(request_base* r, int rc)
+void session_impl::finished(request_base* r, error_code ec)
 {
     inflight_.erase(r->id);
     auto& kind = kind_stats(r->kind);
     kind.round_trip.record(zklock::clock::now() - r->sent_at);
-    if (rc != ZOK) ++kind.errors[error_name(zk_error(rc))];
+    if (ec) ++kind.errors[error_name(ec)];
     // The deletes held back while this batch was out go now (posted: this runs inside the C client).
     if (r->id == newest_removes_ && !removes_.empty())
         asio::post(ex, [self = shared_from_this()] { self->send_removes(); });
-    if (passed_the_leader(r->kind, zk_error(rc)) && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
+    if (passed_the_leader(r->kind, ec) && r->sent_at > last_answered_send_) last_answered_send_ = r->sent_at;
 }
 
 // --- Statistics -------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 // requests in flight and the watches. Internal; never includes <zookeeper/zookeeper.h>.
 #pragma once
 
+#include "client_port.hpp"
+
 #include <zklock/detail/timer.hpp>
 #include <zklock/session.hpp>
 
@@ -82,6 +84,10 @@ public:
     virtual ~request_base() = default;
     /// Completes the handler (if still there) with `ec` and no result.
     virtual void fail(error_code ec) = 0;
+    /// Completes the handler (if still there) with the server's answer, converted to its arguments.
+    virtual void answer(client_answer&& a) = 0;
+    /// Connects the handler's cancellation slot to the request, by id (once it is in the in-flight table).
+    virtual void bind_cancellation() = 0;
     std::shared_ptr<session_impl> owner;  ///< null once the session let go of it (closed)
     std::uint64_t id = 0;                 ///< key in the session's in-flight table
     const char* kind = "";                ///< "create", "get_data", ... (for fault injection)
@@ -97,7 +103,7 @@ public:
     std::weak_ptr<session_impl> session;
     std::uint64_t id = 0;
     std::string path;
-    int kind = 0;  ///< ZooWatcherType of the read that armed it
+    watch_kind kind = watch_kind::data;
     phase at = phase::registering;
     watch_event event{};
     error_code error;
@@ -235,15 +241,19 @@ public:
     void hold_answer(std::function<void()> deliver);
 
     // Called from the C callbacks (inside zookeeper_process, on the executor).
-    void on_session_event(int zk_state);
-    void on_watch_fired(std::uint64_t id, int zk_type, const char* path);
-    /// Request `r`'s completion came with the C client's return code `rc`.
-    void finished(request_base* r, int rc);
+    /// The client's state changed (connected: its id and negotiated timeout are known).
+    void on_session_event(session_state s);
+    /// The client reports that watch `id` fired (an id no longer in the table: ignored).
+    void on_watch_fired(std::uint64_t id, watch_event_type type, const char* path);
+    /// Request `r` was answered with `ec` (see answered()).
+    void finished(request_base* r, error_code ec);
     /// A cancellation signal of the types `type` aimed at request `id`, if it is still in flight: answers
     /// its handler now with operation_aborted where core/effects.hpp says so (a read's watch is dropped).
     void cancel_request(std::uint64_t id, asio::cancellation_type type);
 
     // For zklock::watch.
+    /// A read's answer came: its watch is armed, or (the read failed) dropped.
+    void settle_watch(const std::shared_ptr<watch_state>& w, bool armed);
     void wait_watch(const std::shared_ptr<watch_state>& w, handler<watch_event> h);
     void drop_watch(const std::shared_ptr<watch_state>& w);
 
@@ -263,8 +273,9 @@ public:
     bool renews_on_expiry() const;
 
 private:
-    void open_handle(std::string hosts);
-    void on_handle_created(_zhandle* zh, int err, const std::string& unresolved);
+    friend class c_port;
+    /// The client beneath (client_port.hpp): the C client's, made with the session.
+    std::unique_ptr<client_port> port_;
     void renew();
     /// `then(server_ended_it)`: whether the server ended the session at our close (see close_handle).
     void let_go_of_handle(error_code why, std::function<void(bool)> then);
@@ -288,24 +299,15 @@ private:
     void set_state(session_state s);
     void enter_final(session_state s, error_code why);
     void track(request_base* r);
-    /// Prepares `w` for a read that may arm it; returns the watcher context (0: no watch).
-    std::shared_ptr<watch_state> prepare_watch(watch* w, const std::string& path, int kind);
-    void settle_watch(const std::shared_ptr<watch_state>& w, bool armed);
-    template <class Request>
-    bool submit(Request* r, int rc);
-    /// What a read asks to watch: `w` (nothing if null) is to be armed as a watch of `kind` (a
-    /// ZooWatcherType) on `*path`.
-    struct watch_spec {
-        watch* w = nullptr;
-        int kind = 0;
-        const std::string* path = nullptr;
-    };
+    /// Prepares `w` for a read that may arm it, as a watch of `kind` on `path`.
+    std::shared_ptr<watch_state> prepare_watch(watch* w, const std::string& path, watch_kind kind);
+    /// Hands `r` to the client (port_): tracked if sent; if refused, failed (its handler later) with why.
+    void submit(request_base* r, client_call call);
     /// The skeleton of every typed operation (defined in operations.cpp, its only user): completes `h` with
-    /// `refused` if that is set; else makes a request of `kind` that answers `h`, prepares the watch `ws`
-    /// asks for, makes the C call by `call(request&)` (under c_call; it returns the C client's code) and
-    /// submits the request.
-    template <class Call, class... Args>
-    void start_request(const char* kind, error_code refused, handler<Args...> h, watch_spec ws, Call call);
+    /// `refused` if that is set; else makes a request of `kind` that answers `h`, prepares the watch `w`
+    /// (if not null) for a read, and submits `call`.
+    template <class... Args>
+    void start_request(const char* kind, error_code refused, handler<Args...> h, client_call call, watch* w = nullptr);
 
     _zhandle* zh_ = nullptr;
     asio::posix::stream_descriptor sock_;  // owns a dup() of the C client's socket, never its own fd
@@ -416,8 +418,6 @@ private:
     bool trust_membership(const std::string& addresses, const std::string& connected_to);
     void follow_ensemble();
     void get_config(watch* w, handler<std::string, stat> h);
-    /// The C completion of a node's data (get_data, get_config).
-    static void data_answered(int rc, const char* value, int len, const struct Stat* st, const void* data);
     std::vector<fault_plan> faults_;
     /// The answers a planned fault holds until the session notices the break, in the order they came: then
     /// they complete before anything the break itself fails, as on a real connection. Not empty: a fault
