@@ -28,6 +28,10 @@
 namespace zklock {
 
 namespace asio = boost::asio;
+
+namespace testing::simulation {
+class model;
+}
 using boost::system::error_code;
 
 namespace detail {
@@ -555,6 +559,10 @@ private:
             },
             token, fn, impl_, std::move(path), w);
     }
+
+    /// A session whose client is the model's (testing::simulation::model::make_session).
+    friend class testing::simulation::model;
+    explicit session(std::shared_ptr<detail::session_impl> impl) noexcept : impl_(std::move(impl)) {}
 
     std::shared_ptr<detail::session_impl> impl_;
 };

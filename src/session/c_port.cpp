@@ -9,6 +9,8 @@
 #include <memory>
 #include <type_traits>
 
+#include <sys/socket.h>
+
 namespace zklock::detail {
 namespace {
 
@@ -337,6 +339,13 @@ public:
     std::chrono::milliseconds negotiated_timeout() const override
     {
         return std::chrono::milliseconds(s_.zh_ ? zoo_recv_timeout(s_.zh_) : 0);
+    }
+
+    void drop() override
+    {
+        // shutdown() acts on the socket, not the descriptor: the session's dup reaches the C client's socket.
+        if (s_.sock_.is_open()) ::shutdown(s_.sock_.native_handle(), SHUT_RDWR);
+        s_.kick();
     }
 
 private:

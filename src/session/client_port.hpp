@@ -91,6 +91,11 @@ public:
     virtual std::pair<std::int64_t, std::string> credentials() const = 0;
     /// The session timeout the server negotiated (0 before the first connect).
     virtual std::chrono::milliseconds negotiated_timeout() const = 0;
+
+    // --- Faults (testing/faults.hpp) ---
+    /// Breaks the connection now, as a network fault would; the client notices, fails what was out on it
+    /// with connection_loss, and reconnects by itself.
+    virtual void drop() = 0;
 };
 
 /// The client answered request `r`: the session records the answer (session_impl::finished) and completes

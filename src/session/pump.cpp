@@ -284,11 +284,6 @@ int session_impl::release_socket()
     return fd;
 }
 
-void session_impl::drop_connection()
-{
-    // shutdown() acts on the socket, not the descriptor: our dup reaches the C client's socket.
-    if (sock_.is_open()) ::shutdown(sock_.native_handle(), SHUT_RDWR);
-    kick();
-}
+void session_impl::drop_connection() { port_->drop(); }
 
 }  // namespace zklock::detail

@@ -25,12 +25,12 @@ std::string default_owner()
 }
 
 // --- Session lifecycle --------------------------------------------------------------------------
-session_impl::session_impl(executor_type e, session_config c)
+session_impl::session_impl(executor_type e, session_config c, const port_maker& make_port)
     : ex(std::move(e)), cfg(std::move(c)), sock_(ex), timer_(ex), connect_timer_(ex), keepalive_timer_(ex),
       handshake_timer_(ex), resolve_timer_(ex),
       link_(std::make_shared<helper_link>(ex))
 {
-    port_ = make_c_port(*this);
+    port_ = make_port ? make_port(*this) : make_c_port(*this);
     log = std::make_shared<log_target>(log_target{cfg.log, cfg.log_threshold});
     if (cfg.owner.empty()) cfg.owner = default_owner();
     init_c_log_level();

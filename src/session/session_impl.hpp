@@ -115,7 +115,9 @@ class session_impl : public std::enable_shared_from_this<session_impl> {
 public:
     using executor_type = asio::any_io_executor;
 
-    session_impl(executor_type ex, session_config config);
+    /// Makes the client beneath a session (the C client's unless a simulation gives another).
+    using port_maker = std::function<std::unique_ptr<client_port>(session_impl&)>;
+    session_impl(executor_type ex, session_config config, const port_maker& make_port = {});
     ~session_impl();
 
     executor_type ex;
@@ -232,7 +234,8 @@ public:
         std::function<void()> then;
     };
     void plan_fault(fault_plan f) { faults_.push_back(std::move(f)); }
-    /// Shuts the C client's socket down (it notices and reconnects, as after a network fault).
+    /// Breaks the client's connection (client_port::drop: it notices and reconnects, as after a network
+    /// fault).
     void drop_connection();
     /// What a planned fault does to the answer to `r` (drop_after_send: nothing), the connection dropped.
     fault_mode answer_fault(const request_base& r);

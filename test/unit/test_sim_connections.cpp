@@ -90,10 +90,16 @@ BOOST_AUTO_TEST_CASE(a_read_waits_behind_the_sessions_unanswered_requests)
     net.connect(alice, 1);
     const auto created = net.send(alice, make("/a"));
     const auto got = net.send(alice, get_data_request{"/a"});
+    BOOST_TEST(net.has_unserved(alice));
     BOOST_TEST(net.serve(alice));   // the create, applied by the leader
     BOOST_TEST(!net.serve(alice));  // the read waits for the create's answer
+    BOOST_TEST(net.has_unserved(alice));
+    BOOST_TEST(!net.has_message(alice));  // the create's answer waits for the follower
     net.apply(1);
+    BOOST_TEST(net.has_message(alice));
     BOOST_TEST(net.serve(alice));
+    BOOST_TEST(!net.has_unserved(alice));
+    BOOST_TEST(!net.has_unserved(bob));  // never connected
     const auto a = next_answer(net, alice);
     BOOST_TEST(a.id == created);
     BOOST_TEST(!a.ec);

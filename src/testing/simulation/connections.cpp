@@ -216,6 +216,20 @@ std::vector<lost_request> connections::drop(session_id session)
     return lost;
 }
 
+bool connections::has_unserved(session_id session) const
+{
+    const auto it = clients_.find(session);
+    if (it == clients_.end() || !it->second.server) return false;
+    const auto& rs = it->second.requests;
+    return std::any_of(rs.begin(), rs.end(), [](const pending& p) { return !p.served; });
+}
+
+bool connections::has_message(session_id session) const
+{
+    const auto it = clients_.find(session);
+    return it != clients_.end() && !it->second.out.empty();
+}
+
 std::int64_t connections::last_seen(session_id session) const
 {
     const auto it = clients_.find(session);

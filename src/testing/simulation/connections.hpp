@@ -92,6 +92,11 @@ public:
     void apply(server_index server, std::optional<std::int64_t> zxid = {});
     /// The next message on `session`'s connection, if one has gone out.
     std::optional<message> receive(session_id session);
+    /// Whether `session` has sent a request its server has not taken yet (serve may still wait: a read
+    /// behind an unanswered request).
+    bool has_unserved(session_id session) const;
+    /// Whether a message has gone out to `session` and is not read yet.
+    bool has_message(session_id session) const;
     /// The connection breaks: every request not yet answered, and every message not yet read, is lost.
     std::vector<lost_request> drop(session_id session);
     /// The newest zxid `session` has read in an answer.

@@ -56,6 +56,8 @@ public:
     /// When `id` falls due, if it is alive.
     std::optional<std::int64_t> expires_at(session_id id) const;
     bool alive(session_id id) const { return live_.count(id) != 0; }
+    /// How many sessions are alive.
+    std::size_t live_count() const noexcept { return live_.size(); }
 
 private:
     struct live_session {
