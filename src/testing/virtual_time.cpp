@@ -1,5 +1,7 @@
 #include <zklock/testing/virtual_time.hpp>
 
+#include <zklock/detail/timer.hpp>
+
 namespace zklock::testing::simulation {
 
 virtual_time::virtual_time(clock::time_point start) : now_(start), previous_(zklock::detail::exchange_time_source(this)) {}
@@ -25,8 +27,15 @@ std::optional<clock::time_point> virtual_time::next_wake()
 
 std::size_t virtual_time::run_ready(boost::asio::io_context& io)
 {
-    // poll() runs the reactor, which collects the timers due at the current virtual time (timer_wait_traits
-    // keeps Asio's timerfd ready on this thread, so the reactor looks at the timers every time).
+    // poll() runs the reactor, which collects the timers due when it has been told that one may be
+    // (timer_wait_traits asks it to wait long for one not due yet). Once time has moved, a timer set due
+    // (at the earliest instant there is: first in its queue) makes it look at once.
+    if (told_at_ != now_) {
+        told_at_ = now_;
+        zklock::detail::timer look(io);
+        look.expires_at(clock::time_point::min());
+        look.async_wait([](const boost::system::error_code&) {});
+    }
     std::size_t total = 0;
     for (;;) {
         if (io.stopped()) io.restart();

@@ -1,8 +1,6 @@
 // The integration tests' shared helpers (test_util.hpp), compiled once for every test executable.
 #include "test_util.hpp"
 
-#include <zklock/detail/timer.hpp>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -95,13 +93,6 @@ asio::awaitable<bool> eventually(std::function<asio::awaitable<bool>()> pred, st
 asio::awaitable<void> pause(std::chrono::milliseconds d)
 {
     asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(use_awaitable);
-}
-
-asio::awaitable<void> pause_on_clock(std::chrono::milliseconds d)
-{
-    zklock::detail::timer t(co_await asio::this_coro::executor);
-    t.expires_after(d);
     co_await t.async_wait(use_awaitable);
 }
 

@@ -95,8 +95,6 @@ asio::awaitable<bool> eventually(std::function<asio::awaitable<bool>()> pred, st
 
 /// Lets time pass on the executor (for scenarios that are about time, such as a deadline or a downtime).
 asio::awaitable<void> pause(std::chrono::milliseconds d);
-/// Waits `d` of zklock::clock's time: virtual time on a thread in virtual time (pause waits in real time).
-asio::awaitable<void> pause_on_clock(std::chrono::milliseconds d);
 
 /// The children of `path` (none if it does not exist); any other error fails the test.
 asio::awaitable<std::vector<std::string>> children(zklock::session& s, const std::string& path);

@@ -12,13 +12,18 @@ namespace zklock::detail {
 /// How long the event loop may sleep for a timer: as Asio's default, except on a thread in virtual time,
 /// where nothing is due in real time (the simulation advances the clock, then polls).
 struct timer_wait_traits {
+    /// On a thread in virtual time, what a timer not yet due asks of the reactor: nothing for a long while.
+    /// The reactor then checks the timers only when one is set due, or virtual_time moved the clock and
+    /// told it (two system calls each time it looks, so not at every poll).
+    static constexpr clock::duration virtual_wait = std::chrono::hours(1);
     static clock::duration to_wait_duration(const clock::duration& d)
     {
-        return current_time_source() ? clock::duration::zero() : d;
+        if (current_time_source()) return d > clock::duration::zero() ? virtual_wait : clock::duration::zero();
+        return d;
     }
     static clock::duration to_wait_duration(const clock::time_point& t)
     {
-        if (current_time_source()) return clock::duration::zero();
+        if (current_time_source()) return t > clock::now() ? virtual_wait : clock::duration::zero();
         // A time already past waits nothing. (Asio's own traits compute now + duration::max(), which
         // overflows: not here.) The clock's time is never negative, so t - now fits.
         const auto now = clock::now();

@@ -55,9 +55,10 @@ public:
 
 private:
     void wake_at(clock::time_point at) noexcept override;
-    static std::size_t run_ready(boost::asio::io_context& io);
+    std::size_t run_ready(boost::asio::io_context& io);
 
     clock::time_point now_;
+    clock::time_point told_at_ = clock::time_point::min();  // the time the reactor was last told of (run_ready)
     std::priority_queue<clock::time_point, std::vector<clock::time_point>, std::greater<>> wakes_;
     zklock::detail::time_source* previous_;
 };

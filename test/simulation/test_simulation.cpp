@@ -2,21 +2,15 @@
 // time: no server, no thread, no socket. What each test asserts is what it would assert on a real server
 // (who holds the lock, what error came back, what is left on the server); the model makes the faults
 // exact (a connection drop, an expiry at a chosen instant) and the runs repeatable.
-#include "test_util.hpp"
+#include "sim_util.hpp"
 
 #include <zklock/testing/faults.hpp>
-#include <zklock/testing/simulation.hpp>
-#include <zklock/testing/virtual_time.hpp>
-#include <zklock/zklock.hpp>
 
 BOOST_AUTO_TEST_SUITE(simulation_tests)
 
-using namespace test;
-using zklock::testing::simulation::model;
-using zklock::testing::simulation::virtual_time;
+using namespace sim_test;
 
 namespace simulation_test {
-
 
 /// `n` sessions on `m`, 4 s of timeout each (the model's 200 ms tick allows 400 ms to 4 s).
 std::vector<zklock::session> sessions_on(model& m, int n)
