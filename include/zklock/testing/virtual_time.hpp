@@ -39,7 +39,8 @@ public:
     /// The virtual time now (what zklock::clock::now() reads on this thread).
     clock::time_point now() const noexcept override { return now_; }
 
-    /// Moves time to `t` (never back), without running anything: run_until does both.
+    /// Moves time to `t` (never back), without running anything: run_until does both. The timers due by
+    /// then run at the next run_until or run_for (which tell Asio's reactor that time moved).
     void advance_to(clock::time_point t) noexcept;
 
     /// The earliest time, later than now, that a timer of zklock on this thread was set to (a timer since
