@@ -247,4 +247,83 @@ BOOST_AUTO_TEST_CASE(a_lock_node_whose_create_answer_was_lost_is_found_and_nothi
     BOOST_TEST(m.children("/sim/lost-create").empty());
 }
 
+namespace simulation_test {
+
+/// What a read and a guarded write made at the moment the client learns that the leader expired its
+/// session (the session's own state does not know yet: its event is posted) report, made in that order
+/// (or the write first), with a renewing session; and the guard's loss once the session has renewed.
+struct met_expiry {
+    std::optional<zklock::error_code> read, write;
+    zklock::error_code lost;
+    zklock::session_state state_then{}, state_after{};
+    std::size_t renewals = 0;
+};
+
+met_expiry requests_meeting_the_expiry(bool write_first)
+{
+    virtual_time vt;
+    asio::io_context ioc;
+    zklock::testing::simulation::model_options o;
+    std::function<void()> when_learnt;
+    o.trace = [&](const std::string& line) {
+        if (line.find("learnt expired") != std::string::npos && when_learnt) std::exchange(when_learnt, {})();
+    };
+    model m(ioc, o);
+    zklock::session_config cfg;
+    cfg.session_timeout = 4s;
+    cfg.on_expiry = zklock::expiry_policy::renew_requeue;
+    auto s = m.make_session(cfg);
+    std::optional<zklock::guard> held;
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        zklock::mutex mu(s, "/sim/refused");
+        held = co_await mu.acquire(1s, use_awaitable);
+    }, asio::detached);
+    vt.run_for(ioc, 1s);
+    BOOST_TEST_REQUIRE(held.has_value());
+    met_expiry out;
+    auto read = [&] { s.async_get_data("/sim", [&](zklock::error_code ec, std::string, zklock::stat) { out.read = ec; }); };
+    auto write = [&] { held->async_guarded_set_data("/sim", "x", -1, [&](zklock::error_code ec) { out.write = ec; }); };
+    when_learnt = [&] {
+        out.state_then = s.state();
+        if (write_first) write(), read();
+        else read(), write();
+    };
+    m.expire(s);
+    vt.run_for(ioc, 1s);
+    out.lost = held->lost();
+    out.state_after = s.state();
+    out.renewals = s.stats().renewals;
+    return out;
+}
+
+}  // namespace simulation_test
+
+// Issue 48.13: a request refused by a client that has learnt of the expiry reports it: not not_connected
+// (the renewing session is opening its next one; with 98167e8's fix reverted the read said so), and a
+// guarded write refused so was never sent, so not outcome_unknown (reverted: it said so). A guarded write on
+// a guard of the expired session made while the next one opens reports the expiry too (it said not_connected,
+// "call async_connect first": found by this test, fixed in send_guarded).
+BOOST_AUTO_TEST_CASE(a_read_that_meets_a_client_that_learnt_of_the_expiry_fails_with_session_expired)
+{
+    const auto r = requests_meeting_the_expiry(false);
+    BOOST_TEST_REQUIRE(r.read.has_value());
+    BOOST_TEST_REQUIRE(r.write.has_value());
+    BOOST_TEST(r.state_then == zklock::session_state::connecting);  // the session did not know yet
+    BOOST_TEST(*r.read == make_error_code(zklock::error::session_expired), r.read->message());
+    BOOST_TEST(*r.write == make_error_code(zklock::error::session_expired), r.write->message());
+    BOOST_TEST(r.lost == make_error_code(zklock::error::session_expired), r.lost.message());
+    BOOST_TEST(r.state_after == zklock::session_state::connected);  // renewed
+    BOOST_TEST(r.renewals == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_guarded_write_that_meets_a_client_that_learnt_of_the_expiry_was_never_sent)
+{
+    const auto r = requests_meeting_the_expiry(true);
+    BOOST_TEST_REQUIRE(r.write.has_value());
+    BOOST_TEST(*r.write == make_error_code(zklock::error::session_expired), r.write->message());
+    BOOST_TEST(r.lost == make_error_code(zklock::error::session_expired), r.lost.message());
+    BOOST_TEST(r.renewals == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

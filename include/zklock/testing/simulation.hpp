@@ -45,8 +45,10 @@ struct model_options {
     /// With a seed: the longest a client is cut off.
     std::chrono::milliseconds max_cut_off{3'000};
     /// Told each event of the model as it happens, one line each ("12 serve 2", "12 apply 1 zxid 9", "15 read
-    /// 3", "15 connect 2 server 1", "20 drop 1", "40 expire 3": the virtual time in ms since the model was
-    /// made, the event, the session's id). The same seed and program give the same lines, byte for byte.
+    /// 3", "15 connect 2 server 1", "20 drop 1", "40 expire 3", "41 learnt expired 3": the virtual time in
+    /// ms since the model was made, the event, the session's id), inside the event: a request made there
+    /// meets the client at that moment ("learnt expired": the client knows, the session not yet). The same
+    /// seed and program give the same lines, byte for byte.
     std::function<void(const std::string&)> trace;
 };
 

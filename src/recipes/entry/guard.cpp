@@ -119,6 +119,9 @@ void send_guarded(Pending& pending, std::vector<hold_ref> holds, std::vector<mul
         all.emplace_back(op::check{hr.node, -1});
     }
     for (auto& o : ops) all.push_back(std::move(o));
+    // While a renewal opens the next session, every hold is of the one that expired (its holders are told
+    // in a handler already posted): that loss, not the new session's "not connected".
+    if (s->opening_renewed) return done(zklock::error::session_expired, std::vector<multi_result>{});
     if (auto ec = s->refusal()) return done(ec, std::vector<multi_result>{});  // nothing sent: not applied
     if (!pending->send_now()) return;
     auto never_sent = std::make_shared<bool>(false);

@@ -47,9 +47,9 @@ session_state simulated_client::state() const
 
 void simulated_client::open(std::string)
 {
-    // A new session, made in the model's next turn (take_turn): never inside the session's call.
-    open_ = true;
-    connected_ = false;
+    // A new handle and session, made in the model's next turn (take_turn): never inside the session's call.
+    opening_ = true;
+    open_ = connected_ = false;
     expired_on_server_ = told_expired_ = false;
     id_ = 0;
     negotiated_ = std::chrono::milliseconds{0};
@@ -58,6 +58,7 @@ void simulated_client::open(std::string)
 
 void simulated_client::take_turn()
 {
+    if (std::exchange(opening_, false)) open_ = true;
     if (!open_ || connected_ || told_expired_ || cut_off_) return;
     if (id_ == 0) {  // createSession, at the leader: a transaction
         const auto opened = m_->sessions.open(model_state::now_ms(), s_.cfg.session_timeout.count());
@@ -68,7 +69,8 @@ void simulated_client::take_turn()
         for (server_index s = 0; s < m_->servers.size(); ++s) m_->wires.apply(s);
     } else if (expired_on_server_) {  // the server refuses the handshake: the session is gone
         told_expired_ = true;
-        s_.on_session_event(session_state::expired);
+        s_.on_session_event(session_state::expired);  // posted on: the session's state is not yet expired
+        m_->note("learnt expired " + std::to_string(id_));
         return;
     }
     // The leader, or with a seed a drawn server (the next one if it is behind what the client has seen).
@@ -255,7 +257,7 @@ void simulated_client::close(std::function<void(bool)> then)
     const bool ended = !expired_on_server_ && id_ != 0 && m_->sessions.alive(id_);
     if (ended) m_->end_session(id_);
     m_->clients.erase(id_);
-    open_ = connected_ = false;
+    open_ = opening_ = connected_ = false;
     m_->post_progress();
     if (then) boost::asio::post(m_->io, [then = std::move(then), confirmed = ended || id_ == 0] { then(confirmed); });
 }

@@ -114,7 +114,10 @@ private:
 
     std::shared_ptr<model_state> m_;
     zklock::detail::session_impl& s_;
+    /// A handle is made (as the C client's zookeeper_init returns one: from the turn after open() on, until
+    /// close()); requests made before are refused by the session, as with the C client (no handle yet).
     bool open_ = false;
+    bool opening_ = false;  // open() asked for one, the next turn makes it
     bool connected_ = false;
     bool expired_on_server_ = false;
     bool told_expired_ = false;
