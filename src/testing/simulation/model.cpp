@@ -55,41 +55,47 @@ void model_state::progress()
         return;
     }
     servers.set_time(now_ms());
-    // A copy: a client's turn may open or end a session (and a handler may drop a client).
-    for (auto* c : std::vector<simulated_client*>(all))
-        if (std::find(all.begin(), all.end(), c) != all.end()) c->take_turn();
+    for_each_client([](simulated_client& c) { c.take_turn(); });
     // Every server takes every request sent to it, in the sessions' order; the leader's writes are
     // applied on every server; then each client reads what came out on its connection.
     for (auto& [id, c] : clients) {
         if (!wires.server_of(id)) continue;
         while (wires.serve(id)) sessions.touch(id, now_ms());
     }
-    for (server_index s = 0; s < servers.size(); ++s) wires.apply(s);
-    for (auto* c : std::vector<simulated_client*>(all))
-        if (std::find(all.begin(), all.end(), c) != all.end()) c->read_messages();
+    apply_everywhere();
+    for_each_client([](simulated_client& c) { c.read_messages(); });
     arm_expiry();
+}
+
+void model_state::for_each_client(const std::function<void(simulated_client&)>& fn)
+{
+    // A copy: a client's turn may open or end a session (and a handler may drop a client).
+    for (auto* c : std::vector<simulated_client*>(all))
+        if (std::find(all.begin(), all.end(), c) != all.end()) fn(*c);
+}
+
+void model_state::apply_everywhere()
+{
+    for (server_index s = 0; s < servers.size(); ++s) wires.apply(s);
+}
+
+simulated_client* model_state::draw_connected()
+{
+    std::vector<simulated_client*> connected;
+    for (auto& [id, c] : clients)
+        if (wires.server_of(id)) connected.push_back(c);
+    return connected.empty() ? nullptr : connected[draw(connected.size())];
 }
 
 bool model_state::step()
 {
     servers.set_time(now_ms());
-    for (auto* c : std::vector<simulated_client*>(all))
-        if (std::find(all.begin(), all.end(), c) != all.end()) c->take_turn();
-    if (options.drop_one_in != 0 && draw(options.drop_one_in) == 0) {
-        std::vector<simulated_client*> connected;
-        for (auto& [id, c] : clients)
-            if (wires.server_of(id)) connected.push_back(c);
-        if (!connected.empty()) connected[draw(connected.size())]->drop();
-    }
-    if (options.cut_off_one_in != 0 && draw(options.cut_off_one_in) == 0) {
-        std::vector<simulated_client*> connected;
-        for (auto& [id, c] : clients)
-            if (wires.server_of(id)) connected.push_back(c);
-        if (!connected.empty()) {
-            auto* c = connected[draw(connected.size())];
+    for_each_client([](simulated_client& c) { c.take_turn(); });
+    if (options.drop_one_in != 0 && draw(options.drop_one_in) == 0)
+        if (auto* c = draw_connected()) c->drop();
+    if (options.cut_off_one_in != 0 && draw(options.cut_off_one_in) == 0)
+        if (auto* c = draw_connected())
             c->cut_off(std::chrono::milliseconds(draw(static_cast<std::uint64_t>(options.max_cut_off.count())) + 1));
-        }
-    }
     // What can happen next: a server takes a session's next request, a follower applies the next
     // transaction, a client reads its next message. One of them, drawn; a draw that finds it cannot
     // happen yet (a read behind an unanswered request) draws again among the others.
@@ -136,24 +142,27 @@ void model_state::end_session(session_id id)
 {
     sessions.close(id);
     servers.end_session(id);
-    for (server_index s = 0; s < servers.size(); ++s) wires.apply(s);
+    apply_everywhere();
 }
 
 void model_state::expire_due()
 {
-    for (auto id : sessions.expire_due(now_ms())) {
-        note("expire " + std::to_string(id));
-        servers.end_session(id);
-        if (auto it = clients.find(id); it != clients.end()) {
-            it->second->session_expired_on_server();
-            // The server closes the expired session's connection; its client finds out as it reconnects.
-            if (wires.server_of(id)) {
-                wires.drop(id);
-                it->second->connection_lost();
-            }
+    for (auto id : sessions.expire_due(now_ms())) end_expired(id);
+    post_progress();
+}
+
+void model_state::end_expired(session_id id)
+{
+    note("expire " + std::to_string(id));
+    servers.end_session(id);
+    if (auto it = clients.find(id); it != clients.end()) {
+        it->second->session_expired_on_server();
+        // The server closes the expired session's connection; its client finds out as it reconnects.
+        if (wires.server_of(id)) {
+            wires.drop(id);
+            it->second->connection_lost();
         }
     }
-    post_progress();
 }
 
 void model_state::arm_expiry()
@@ -200,14 +209,8 @@ void model::expire(const zklock::session& s)
 {
     auto* c = client_of(*state_, s);
     if (!c || !state_->sessions.alive(c->id())) return;
-    state_->note("expire " + std::to_string(c->id()));
-    state_->sessions.close(c->id());
-    state_->servers.end_session(c->id());
-    c->session_expired_on_server();
-    if (state_->wires.server_of(c->id())) {
-        state_->wires.drop(c->id());
-        c->connection_lost();
-    }
+    state_->sessions.close(c->id());  // gone from the leader's tracker now, not at its next bucket
+    state_->end_expired(c->id());
     state_->post_progress();
 }
 

@@ -66,7 +66,7 @@ void simulated_client::take_turn()
         negotiated_ = std::chrono::milliseconds(opened.timeout_ms);
         m_->servers.start_session(id_);
         m_->clients[id_] = this;
-        for (server_index s = 0; s < m_->servers.size(); ++s) m_->wires.apply(s);
+        m_->apply_everywhere();
     } else if (expired_on_server_) {  // the server refuses the handshake: the session is gone
         told_expired_ = true;
         s_.on_session_event(session_state::expired);  // posted on: the session's state is not yet expired
@@ -248,7 +248,7 @@ void simulated_client::close(std::function<void(bool)> then)
         for (bool served = true; served;) {
             served = false;
             while (m_->wires.serve(id_)) served = true;
-            for (server_index s = 0; s < m_->servers.size(); ++s) m_->wires.apply(s);
+            m_->apply_everywhere();
         }
         m_->wires.drop(id_);
     }

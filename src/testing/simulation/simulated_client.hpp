@@ -54,12 +54,21 @@ struct model_state : std::enable_shared_from_this<model_state> {
 
     /// The model's time: zklock::clock's (virtual on this thread), in ms.
     static std::int64_t now_ms();
+    /// `fn` for each client, on a copy of `all` (fn may add or remove clients), skipping those gone meanwhile.
+    void for_each_client(const std::function<void(simulated_client&)>& fn);
+    /// Every server applies every transaction the leader has.
+    void apply_everywhere();
+    /// A client with an open connection, drawn from the seed (null if none).
+    simulated_client* draw_connected();
     /// Runs progress() in a later turn (once, however many ask before it runs).
     void post_progress();
     /// One turn: sessions' requests served, transactions applied, messages read, expiries done.
     void progress();
     /// Ends `id` on the leader (closed or expired): one transaction, its ephemeral nodes go.
     void end_session(session_id id);
+    /// The leader has expired `id` (it is gone from `sessions`): its session ends in the tree, and its client's
+    /// connection is closed (the client learns of the expiry when it reconnects).
+    void end_expired(session_id id);
     /// The leader expires the sessions due now; then waits for the next bucket.
     void expire_due();
     void arm_expiry();
