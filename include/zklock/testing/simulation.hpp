@@ -85,12 +85,20 @@ public:
     /// go, its connection is closed, and its client learns it when it reconnects (session_expired).
     void expire(const zklock::session& s);
 
+    /// Cuts `s`'s client off from every server for `d` (a partition, or the process paused): its connection
+    /// breaks now and it reconnects only after `d`; the leader expires the session if `d` runs past its
+    /// timeout. Nothing happens if `s` is not connected.
+    void cut_off(const zklock::session& s, std::chrono::milliseconds d);
+
     /// Whether `path` exists on the leader.
     bool exists(const std::string& path) const;
     /// The children of `path` on the leader, sorted by name (none if it does not exist).
     std::vector<std::string> children(const std::string& path) const;
     /// The number of sessions alive on the leader (not closed, not expired).
     std::size_t live_sessions() const;
+    /// The number of ephemeral nodes the session `id` (zklock::session::id()) owns on the leader:
+    /// what it would leave behind if it stopped now (a drain that succeeded leaves none).
+    std::size_t ephemerals_of(std::int64_t id) const;
 
 private:
     std::shared_ptr<model_state> state_;

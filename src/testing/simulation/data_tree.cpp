@@ -2,6 +2,7 @@
 
 #include <zklock/error.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <type_traits>
 
@@ -258,6 +259,12 @@ void data_tree::end_session(session_id session)
 }
 
 void data_tree::start_session(session_id) { begin(); }
+
+std::size_t data_tree::ephemerals_of(session_id session) const
+{
+    return static_cast<std::size_t>(std::count_if(nodes_.begin(), nodes_.end(),
+                                                  [session](const auto& n) { return n.second.st.ephemeral_owner == session; }));
+}
 
 std::optional<zklock::stat> data_tree::exists(const std::string& path, std::optional<session_id> watcher)
 {

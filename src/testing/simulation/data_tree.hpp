@@ -94,6 +94,8 @@ public:
     std::vector<fired_watch> take_fired();
     /// How many nodes there are, "/" included (what a test checks is left).
     std::size_t size() const noexcept { return nodes_.size(); }
+    /// How many ephemeral nodes `session` owns.
+    std::size_t ephemerals_of(session_id session) const;
 
 private:
     struct node {

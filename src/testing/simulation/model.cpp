@@ -214,6 +214,11 @@ void model::expire(const zklock::session& s)
     state_->post_progress();
 }
 
+void model::cut_off(const zklock::session& s, std::chrono::milliseconds d)
+{
+    if (auto* c = client_of(*state_, s)) c->cut_off(d);
+}
+
 bool model::exists(const std::string& path) const
 {
     return state_->servers.server(replicas::leader).exists(path).has_value();
@@ -228,5 +233,10 @@ std::vector<std::string> model::children(const std::string& path) const
 }
 
 std::size_t model::live_sessions() const { return state_->sessions.live_count(); }
+
+std::size_t model::ephemerals_of(std::int64_t id) const
+{
+    return state_->servers.server(replicas::leader).ephemerals_of(id);
+}
 
 }  // namespace zklock::testing::simulation

@@ -244,6 +244,7 @@ void simulated_client::close(std::function<void(bool)> then)
     ping_timer_.cancel();
     // The session has failed what it waited for; what is still out only needs freeing. The server takes
     // what was sent before the closeSession, then ends the session.
+    const bool was_connected = connected_;
     if (connected_) {
         for (bool served = true; served;) {
             served = false;
@@ -254,7 +255,9 @@ void simulated_client::close(std::function<void(bool)> then)
     }
     for (auto& [rid, o] : std::exchange(out_, {})) fail(o.r, zklock::error::session_closed);
     for (auto& [c, r] : std::exchange(waiting_, {})) fail(r, zklock::error::session_closed);
-    const bool ended = !expired_on_server_ && id_ != 0 && m_->sessions.alive(id_);
+    // A client that is not connected cannot send the closeSession (zookeeper_close sends nothing then):
+    // the session, and its ephemeral nodes, stay until the leader expires it.
+    const bool ended = was_connected && !expired_on_server_ && id_ != 0 && m_->sessions.alive(id_);
     if (ended) m_->end_session(id_);
     m_->clients.erase(id_);
     open_ = opening_ = connected_ = false;
