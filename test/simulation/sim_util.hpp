@@ -71,9 +71,10 @@ inline std::uint64_t env_number(const char* name, std::uint64_t otherwise)
 /// Runs `workload`'s seeds as the environment asks: ZKLOCK_SIM_SEED=S alone (ZKLOCK_SIM_TRACE=1: printing
 /// its schedule), else ZKLOCK_SIM_FIRST=F ZKLOCK_SIM_SEEDS=N (seeds F to F+N-1; 1 and 200 by default). Each
 /// broken promise fails the test case with its seed, its schedule's length and the command that replays it;
-/// and the runs must have granted at least `min_grants` a seed (a pass by doing nothing fails).
+/// and the runs must have granted at least `min_grants` a seed (a pass by doing nothing fails). The `kept`
+/// seeds (those that found a defect) run as well, whatever the range.
 inline void run_seeds(const std::string& workload, const std::function<seed_outcome(std::uint64_t)>& run,
-                      std::size_t min_grants)
+                      std::size_t min_grants, const std::vector<std::uint64_t>& kept = {})
 {
     auto failed_seed = [&](std::uint64_t seed, const seed_outcome& r) {
         const auto steps = std::count(r.trace.begin(), r.trace.end(), '\n');
@@ -88,6 +89,7 @@ inline void run_seeds(const std::string& workload, const std::function<seed_outc
         BOOST_TEST_MESSAGE(workload << " seed " << one << ": " << r.grants << " grants, " << r.failures << " failed acquires");
         return;
     }
+    for (auto seed : kept) failed_seed(seed, run(seed));
     const auto first = env_number("ZKLOCK_SIM_FIRST", 1), seeds = env_number("ZKLOCK_SIM_SEEDS", 200);
     std::size_t failed = 0, grants = 0, failures = 0, stale = 0;
     for (std::uint64_t seed = first; seed < first + seeds; ++seed) {

@@ -204,12 +204,16 @@ seed_outcome run_drain(std::uint64_t seed)
 
 BOOST_AUTO_TEST_CASE(while_held_and_multi_lock_keep_their_promises_on_every_seed)
 {
-    run_seeds("composed", simulation_composed_test::run_composed, simulation_composed_test::workers);
+    // Kept: with its fix reverted, seed 1 found while_held's work run with a lost guard (252b2ac), seeds 5
+    // and 11 a multi_lock handed out with a lost lock (345ec87); seed 8, a waiter granted on a node a third
+    // party had deleted (counted apart by holder_book).
+    run_seeds("composed", simulation_composed_test::run_composed, simulation_composed_test::workers, {1, 5, 8, 11});
 }
 
 BOOST_AUTO_TEST_CASE(a_drain_says_success_only_when_nothing_is_left_on_every_seed)
 {
-    run_seeds("drain", simulation_composed_test::run_drain, simulation_composed_test::workers);
+    // Kept: seed 1 found a drain's unconfirmed success with its fix reverted (6278aef).
+    run_seeds("drain", simulation_composed_test::run_drain, simulation_composed_test::workers, {1});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
