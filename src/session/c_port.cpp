@@ -272,7 +272,7 @@ public:
     // The handle is made (or could not be): it is the session's now, and the pump drives it.
     void made(zhandle_t* zh, int err, const std::string& unresolved)
     {
-        s_.opening_renewed = false;
+        s_.handle_made();
         if (!zh && !unresolved.empty()) {
             s_.log->write(log_level::error, "cannot resolve ZooKeeper host name(s): " + unresolved);
             s_.close(zklock::error::unresolvable_host);

@@ -80,6 +80,7 @@ public:
     /// Opens a handle to `hosts` (a host string, as session_config::hosts), asking for the configured
     /// session timeout, with no session id (a new session). The client then reports its state changes
     /// through session_impl::on_session_event; a handle that cannot be made closes the session with why.
+    /// Either way the port calls session_impl::handle_made() once the handle is made (or could not be).
     virtual void open(std::string hosts) = 0;
     /// Whether a handle is open (made, and not yet let go of).
     virtual bool is_open() const = 0;

@@ -266,8 +266,10 @@ public:
 
     /// A drain or a close is under way: an expiry ends the session whatever session_config::on_expiry says.
     bool renewal_stopped = false;
-    /// From renew() until the new handle is made.
+    /// From renew() until the new handle is made (the port calls handle_made()).
     bool opening_renewed = false;
+    /// The port made the handle that open() asked for (or found it could not): a renewal's opening is over.
+    void handle_made() noexcept { opening_renewed = false; }
 
     /// The session's id as ZooKeeper's own logs print it ("0x...").
     std::string id_text() const;

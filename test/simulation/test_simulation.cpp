@@ -163,6 +163,49 @@ BOOST_FIXTURE_TEST_CASE(a_holder_whose_session_the_leader_expires_is_told_and_th
     BOOST_TEST(ss[0].state() == zklock::session_state::expired);
 }
 
+// A session that renews on expiry (renew_requeue) takes locks again under its new session, and writes
+// guarded by them. Failed first: the simulated client never ended the renewal's opening (the C port does,
+// when its handle is made), so every guarded write of the renewed session said session_expired.
+BOOST_AUTO_TEST_CASE(a_renewed_session_writes_under_its_new_locks)
+{
+    virtual_time vt;
+    asio::io_context ioc;
+    model m(ioc);
+    zklock::session_config cfg;
+    cfg.session_timeout = 4s;
+    cfg.on_expiry = zklock::expiry_policy::renew_requeue;
+    auto s = m.make_session(cfg);
+    zklock::error_code first_write, second_write;
+    bool expired = false, done = false;
+    asio::co_spawn(ioc, [&]() -> asio::awaitable<void> {
+        co_await s.async_connect(use_awaitable);
+        co_await s.async_create("/renewed", "", zklock::create_mode::persistent, use_awaitable);
+        zklock::mutex mu(s, "/renewed/lock");
+        {
+            auto g = co_await mu.acquire(1s, use_awaitable);
+            std::tie(first_write) = co_await g.async_guarded_set_data("/renewed", "1", -1, tuple_awaitable);
+            while (!expired) co_await pause_on_clock(10ms);
+            co_await g.release(tuple_awaitable);
+        }
+        auto [ec, g] = co_await mu.acquire(5s, tuple_awaitable);  // under the new session
+        BOOST_TEST(!ec, ec.message());
+        std::tie(second_write) = co_await g.async_guarded_set_data("/renewed", "2", -1, tuple_awaitable);
+        co_await g.release(tuple_awaitable);
+        done = true;
+    }, asio::detached);
+    vt.run_for(ioc, 1s);
+    const auto old_id = s.id();
+    m.expire(s);
+    expired = true;
+    vt.run_for(ioc, 5s);
+    BOOST_TEST(done);
+    BOOST_TEST(!first_write);
+    BOOST_TEST(s.id() != old_id);
+    BOOST_TEST(!second_write, second_write.message());
+    s.close();
+    vt.run_for(ioc, 1s);
+}
+
 BOOST_AUTO_TEST_CASE(the_standby_example_of_docs_testing_md_runs_as_written)
 {
     // docs/testing.md's example, its asserts as checks.

@@ -58,7 +58,10 @@ void simulated_client::open(std::string)
 
 void simulated_client::take_turn()
 {
-    if (std::exchange(opening_, false)) open_ = true;
+    if (std::exchange(opening_, false)) {
+        open_ = true;
+        s_.handle_made();
+    }
     if (!open_ || connected_ || told_expired_ || cut_off_) return;
     if (id_ == 0) {  // createSession, at the leader: a transaction
         const auto opened = m_->sessions.open(model_state::now_ms(), s_.cfg.session_timeout.count());
