@@ -77,8 +77,8 @@ echo "== build and test (Release) ($(elapsed))"
 # Every option this tier needs is set here: a cache left by the demo (ZKLOCK_BUILD_TESTS=OFF) must not
 # turn tests off.
 release_all=${ZKLOCK_RELEASE_ALL:-0}
-release_integration=OFF release_count=17
-if [[ $release_all == 1 ]]; then release_integration=ON release_count=73; fi
+release_integration=OFF release_count=18
+if [[ $release_all == 1 ]]; then release_integration=ON release_count=74; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZKLOCK_BUILD_TESTS=ON -DZKLOCK_BUILD_INTEGRATION_TESTS=$release_integration \
   -DZKLOCK_BUILD_EXAMPLES=ON -DZKLOCK_BUILD_COMMAND=ON > /dev/null
 cmake --build build -j"$jobs"
@@ -104,7 +104,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug "$debug_info" -DZKLOCK_SANITIZ
 start_build tsan build-tsan --target tests_threads
 status=0
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_tier "AddressSanitizer+UBSan" 70 --test-dir build-sanitize -j"$jobs" --output-on-failure || status=$?
+  run_tier "AddressSanitizer+UBSan" 71 --test-dir build-sanitize -j"$jobs" --output-on-failure || status=$?
 if [[ $status -ne 0 ]]; then stop_build tsan; exit "$status"; fi
 done_with build-sanitize
 
