@@ -122,6 +122,7 @@ void contender::perform(const contender_action& a)
                          });
         break;
     case contender_act::get_data:
+        if (a.slot == watch_slot::predecessor) ahead_watched_at_ = s_->connections;
         s_->get_data(a.path, slot(a.slot, a.index),
                      [self, r, w = a.slot, i = a.index](error_code ec, std::string data, stat st) {
                          self->perform(self->machine_.on_data(r, w, ec, st.czxid, data, i));
@@ -133,7 +134,8 @@ void contender::perform(const contender_action& a)
     case contender_act::sync: s_->sync(a.path, [](error_code) {}); break;  // only orders the listing behind it
     case contender_act::await_watch:
         slot(a.slot, a.index)->async_wait([self, r, w = a.slot](error_code ec, watch_event ev) {
-            self->perform(self->machine_.on_watch_fired(r, w, ec, ev.type));
+            const bool crossed = w == watch_slot::predecessor && self->s_->connections != self->ahead_watched_at_;
+            self->perform(self->machine_.on_watch_fired(r, w, ec, ev.type, crossed));
         });
         break;
     case contender_act::drop_watch:

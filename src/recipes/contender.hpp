@@ -74,6 +74,7 @@ private:
     std::optional<std::int32_t> next_;  // the sequence start() expects the first create to get
     std::array<watch, max_watched_ahead> pred_watches_;  // the nodes ahead, by the index of their get_data
     watch own_watch_, followers_watch_, waiting_own_watch_;
+    std::uint64_t ahead_watched_at_ = 0;  // session_impl::connections when the nodes ahead were watched
 };
 
 }  // namespace zklock::detail

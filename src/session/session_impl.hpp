@@ -127,7 +127,8 @@ public:
     std::int64_t id = 0;
     std::chrono::milliseconds negotiated{0};
     /// Counts the connections made: what a request's answer says about the order of the requests sent
-    /// beside it holds within one connection (core/sequence_proof.hpp).
+    /// beside it holds within one connection (core/sequence_proof.hpp), and a watch set at one count and
+    /// fired at another crossed a reconnect (contender.cpp).
     std::uint64_t connections = 0;
     /// The counters as they run. Its by_label entries are the recipes' (each lock_meter points into one,
     /// and none is ever erased); snapshot() adds what is computed when asked.

@@ -205,8 +205,8 @@ seed_outcome run_drain(std::uint64_t seed)
 BOOST_AUTO_TEST_CASE(while_held_and_multi_lock_keep_their_promises_on_every_seed)
 {
     // Kept: with its fix reverted, seed 1 found while_held's work run with a lost guard (252b2ac), seeds 5
-    // and 11 a multi_lock handed out with a lost lock (345ec87); seed 8, a waiter granted on a node a third
-    // party had deleted (counted apart by holder_book).
+    // and 11 a multi_lock handed out with a lost lock (345ec87); seed 8, a waiter granted after a reconnect
+    // on a node a third party had deleted (contender_machine_tests' reconnect rows).
     run_seeds("composed", simulation_composed_test::run_composed, simulation_composed_test::workers, {1, 5, 8, 11});
 }
 

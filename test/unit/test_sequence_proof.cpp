@@ -378,7 +378,7 @@ BOOST_FIXTURE_TEST_CASE(a_create_not_proven_first_is_listed_then, fixture)
     auto out = m.on_created(r, ok, own_path, 100, false);
     BOOST_TEST(show(out) == "list");
     const auto v4 = seq_name("_c_v-lock-", 4);
-    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + v4 + ") get_data(" + own + ") waiting");
+    BOOST_TEST(show(m.on_listed(r, listing::place, ok, {v4, own})) == "get_data(" + own + ") get_data(" + v4 + ") waiting");
 }
 
 BOOST_FIXTURE_TEST_CASE(a_failed_create_by_sequence_recovers_with_listings, fixture)

@@ -214,13 +214,16 @@ void contender_machine::relist(actions& out)
 void contender_machine::watch_ahead(actions& out, const std::vector<std::string>& obstacles)
 {
     const auto r = next_round();
+    ahead_gone_after_reconnect_ = false;
     all_ahead_watched_ = obstacles.size() <= max_watched_ahead;
     ahead_left_ = all_ahead_watched_ ? obstacles.size() : 1;
+    // Our own node first: answers come in order, so if it is gone its answer is heard before the nodes
+    // ahead are found gone too (which would grant).
+    if (all_ahead_watched_) watch_waiting_own(out, r);  // (its answer has our token too)
     for (std::size_t i = 0; i < ahead_left_; ++i)
         out.push_back({.what = contender_act::get_data, .path = dir_ + "/" + obstacles[i], .round = r,
                        .slot = watch_slot::predecessor, .index = i});
-    if (all_ahead_watched_) watch_waiting_own(out, r);  // (its answer has our token too)
-    else if (czxid_ == 0) read_token(out);  // made in a multi: read while we wait, not on the way to holding
+    if (!all_ahead_watched_ && czxid_ == 0) read_token(out);  // made in a multi: read while we wait, not on the way to holding
 }
 
 void contender_machine::watch_waiting_own(actions& out, std::uint64_t r)
@@ -237,6 +240,9 @@ void contender_machine::obstacle_gone(actions& out)
     next_round();
     out.push_back({.what = contender_act::drop_watch, .slot = watch_slot::predecessor});
     if (grant_on_listing_only_) return relist(out);  // the listing decides, and sees another recipe's node
+    // Heard after a reconnect, the deletion may have come before our own node's (someone else deleted it
+    // while we were away): the listing says whether it is still there (else we queue again).
+    if (ahead_gone_after_reconnect_) return relist(out);
     become_holder(out);
 }
 
@@ -300,14 +306,17 @@ contender_machine::actions contender_machine::on_data(std::uint64_t r, watch_slo
 }
 
 contender_machine::actions contender_machine::on_watch_fired(std::uint64_t r, watch_slot slot, error_code ec,
-                                                             watch_event_type t)
+                                                             watch_event_type t, bool after_reconnect)
 {
     actions out;
     if (finished_ || ec) return out;  // a session's end: the queue hears it from the session
     switch (slot) {
     case watch_slot::predecessor:
         if (r != round_) break;
-        if (t == watch_event_type::deleted) obstacle_gone(out);
+        if (t == watch_event_type::deleted) {
+            if (after_reconnect) ahead_gone_after_reconnect_ = true;
+            obstacle_gone(out);
+        }
         else relist(out);  // its data changed: look again (and watch afresh)
         break;
     case watch_slot::own:

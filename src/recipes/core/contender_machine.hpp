@@ -122,7 +122,11 @@ public:
     /// `index`: the get_data action's (which node ahead).
     actions on_data(std::uint64_t round, watch_slot slot, error_code ec, std::int64_t czxid, std::string_view data = {},
                     std::size_t index = 0);
-    actions on_watch_fired(std::uint64_t round, watch_slot slot, error_code ec, watch_event_type type);
+    /// `after_reconnect`: the watch was set before the session's last reconnect (what the server fires
+    /// then, for events the client missed, comes in no particular order: a node ahead's deletion may come
+    /// before our own node's).
+    actions on_watch_fired(std::uint64_t round, watch_slot slot, error_code ec, watch_event_type type,
+                           bool after_reconnect = false);
     actions on_probed(std::uint64_t round, error_code ec);
     actions on_exists(std::uint64_t round, std::size_t index, error_code ec, bool present);
     actions on_container_created(std::uint64_t round, std::size_t index, error_code ec);
@@ -170,6 +174,7 @@ private:
     std::string passed_over_;
     bool permitted_, watch_followers_;
     bool grant_on_listing_only_ = false;  // see grant_only_on_listing
+    bool ahead_gone_after_reconnect_ = false;  // this round heard a node ahead go after a reconnect
     bool own_wanted_;           // watch our own node once held (watch_own_node, or at once for followers)
     bool own_watched_ = false;  // ... and the watch was asked for
     bool finished_ = false;
