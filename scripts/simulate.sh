@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Seeded schedules of the real recipes on the model ZooKeeper (issue 50; test/simulation/
-# test_simulation_seeds.cpp and its neighbours), as many as asked (the test command runs 5,000 a workload):
+# test_simulation_seeds.cpp and its neighbours), as many as asked (the test command runs 3,000 a workload):
 # a progress line per batch, then a last line that says how many seeds ran and how many failed. A failing
-# seed is printed with its workload, its violation, the length of its schedule and the command that replays it.
+# seed is printed with its workload, its violation, the length of its schedule, that schedule shrunk to the
+# faults it needs (each drawn fault skipped in turn, kept skipped while the promise still breaks), and the
+# command that replays the shrunk one.
 # usage: scripts/simulate.sh [--workload W] [N]                 seeds 1 to N (default 10000) of every workload, or W's
 #        scripts/simulate.sh [--workload W] --from F N          seeds F to F+N-1
-#        scripts/simulate.sh --workload W --seed S [--trace]    replay seed S of W (and print its schedule)
+#        scripts/simulate.sh --workload W --seed S [--skip-faults a,b] [--trace]
+#                                   replay seed S of W (without the drawn faults a, b: a shrunk schedule),
+#                                   and print its schedule
 # Workloads: mutex, composed (while_held, multi_lock, a third party deleting nodes), drain, election.
 # Builds the tests in build-simulate/ (Release) first. Exit status: 0 if no seed failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-first=1 count=10000 seed="" trace="" workload=""
+first=1 count=10000 seed="" trace="" workload="" skip=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seed) seed="$2"; shift 2 ;;
     --trace) trace=1; shift ;;
     --from) first="$2"; shift 2 ;;
     --workload) workload="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --skip-faults) skip="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) count="$1"; shift ;;
   esac
 done
@@ -39,7 +44,7 @@ if [ -n "$seed" ] && [ -z "$workload" ]; then
   echo "simulate.sh: --seed needs --workload (the failure's line names it)" >&2; exit 2
 fi
 if [ -n "$seed" ]; then
-  ZKLOCK_SIM_SEED="$seed" ZKLOCK_SIM_TRACE="$trace" "$test_bin" --run_test="$case_name" --log_level=message \
+  ZKLOCK_SIM_SEED="$seed" ZKLOCK_SIM_SKIP="$skip" ZKLOCK_SIM_TRACE="$trace" "$test_bin" --run_test="$case_name" --log_level=message \
     --color_output=no
   exit $?
 fi

@@ -45,21 +45,73 @@ struct seed_outcome {
     std::size_t grants = 0;
     std::size_t failures = 0;  // acquires that failed (a timeout, a lost connection): allowed, counted
     std::size_t stale_grants = 0;  // grants on a node a third party was deleting (holder_book)
+    std::size_t broken_at = 0;  // the trace's line count when the first promise broke: the schedule to read
     void violate(const std::string& what)
     {
-        if (violation.empty()) violation = what;
+        if (!violation.empty()) return;
+        violation = what;
+        broken_at = static_cast<std::size_t>(std::count(trace.begin(), trace.end(), '\n'));
     }
     void note(const std::string& line) { trace += line + '\n'; }
 };
 
-/// A seeded model's options: `servers` servers, the schedule drawn from `seed`, told into `out`'s trace.
-inline zklock::testing::simulation::model_options seeded(std::uint64_t seed, seed_outcome& out, std::size_t servers = 3)
+/// The drawn faults a run skips (model_options::skip_faults).
+using fault_set = std::set<std::size_t>;
+
+/// A seeded model's options: `servers` servers, the schedule drawn from `seed` without the faults `skip`,
+/// told into `out`'s trace.
+inline zklock::testing::simulation::model_options seeded(std::uint64_t seed, const fault_set& skip, seed_outcome& out,
+                                                         std::size_t servers = 3)
 {
     zklock::testing::simulation::model_options o;
     o.servers = servers;
     o.seed = seed;
+    o.skip_faults = skip;
     o.trace = [&out](const std::string& line) { out.note(line); };
     return o;
+}
+
+/// One run of a workload: a seed, and the drawn faults it skips.
+using seed_run = std::function<seed_outcome(std::uint64_t, const fault_set&)>;
+
+inline std::size_t steps_of(const seed_outcome& r) { return static_cast<std::size_t>(std::count(r.trace.begin(), r.trace.end(), '\n')); }
+
+/// The faults a failing seed needs: each drawn fault skipped in turn, and kept skipped while the run
+/// still breaks a promise no later in its schedule (greedy, one run a fault). What is left, up to the step
+/// where the promise broke, is the schedule to read.
+inline fault_set shrink(const seed_run& run, std::uint64_t seed, const seed_outcome& failing, seed_outcome& shrunk)
+{
+    fault_set skip;
+    shrunk = failing;
+    std::size_t drawn = 0;
+    for (auto at = failing.trace.find(" fault "); at != std::string::npos; at = failing.trace.find(" fault ", at + 1)) ++drawn;
+    for (std::size_t k = 0; k < drawn; ++k) {
+        auto trial = skip;
+        trial.insert(k);
+        if (auto r = run(seed, trial); !r.violation.empty() && r.broken_at <= shrunk.broken_at) {
+            skip = std::move(trial);
+            shrunk = std::move(r);
+        }
+    }
+    return skip;
+}
+
+inline std::string as_list(const fault_set& skip)
+{
+    std::string out;
+    for (auto k : skip) out += (out.empty() ? "" : ",") + std::to_string(k);
+    return out;
+}
+
+inline fault_set parse_list(const char* text)
+{
+    fault_set out;
+    for (const char* p = text; p && *p;) {
+        char* end = nullptr;
+        out.insert(static_cast<std::size_t>(std::strtoull(p, &end, 10)));
+        p = (end && *end == ',') ? end + 1 : nullptr;
+    }
+    return out;
 }
 
 inline std::uint64_t env_number(const char* name, std::uint64_t otherwise)
@@ -68,38 +120,49 @@ inline std::uint64_t env_number(const char* name, std::uint64_t otherwise)
     return v && *v ? std::strtoull(v, nullptr, 10) : otherwise;
 }
 
-/// Runs `workload`'s seeds as the environment asks: ZKLOCK_SIM_SEED=S alone (ZKLOCK_SIM_TRACE=1: printing
-/// its schedule), else ZKLOCK_SIM_FIRST=F ZKLOCK_SIM_SEEDS=N (seeds F to F+N-1; 1 and 200 by default). Each
-/// broken promise fails the test case with its seed, its schedule's length and the command that replays it;
-/// and the runs must have granted at least `min_grants` a seed (a pass by doing nothing fails). The `kept`
+/// Runs `workload`'s seeds as the environment asks: ZKLOCK_SIM_SEED=S alone (ZKLOCK_SIM_SKIP=a,b: without
+/// those faults; ZKLOCK_SIM_TRACE=1: printing its schedule), else ZKLOCK_SIM_FIRST=F ZKLOCK_SIM_SEEDS=N
+/// (seeds F to F+N-1; 1 and 200 by default). Each broken promise fails the test case with its seed, its
+/// schedule's length, the schedule shrunk to the faults it needs, and the command that replays that; and
+/// the runs must have granted at least `min_grants` a seed (a pass by doing nothing fails). The `kept`
 /// seeds (those that found a defect) run as well, whatever the range.
-inline void run_seeds(const std::string& workload, const std::function<seed_outcome(std::uint64_t)>& run,
-                      std::size_t min_grants, const std::vector<std::uint64_t>& kept = {})
+inline void run_seeds(const std::string& workload, const seed_run& run, std::size_t min_grants,
+                      const std::vector<std::uint64_t>& kept = {})
 {
-    auto failed_seed = [&](std::uint64_t seed, const seed_outcome& r) {
-        const auto steps = std::count(r.trace.begin(), r.trace.end(), '\n');
-        BOOST_TEST(r.violation.empty(), workload << " seed " << seed << ": " << r.violation << "; schedule of " << steps
-                                                 << " steps; replay: scripts/simulate.sh --workload " << workload
-                                                 << " --seed " << seed << " --trace");
+    auto check = [&](std::uint64_t seed, const seed_outcome& r, bool shrinking) {
+        if (r.violation.empty() || !shrinking) {
+            BOOST_TEST(r.violation.empty(), workload << " seed " << seed << ": " << r.violation << "; broken at step "
+                                                     << r.broken_at << " of " << steps_of(r));
+            return;
+        }
+        seed_outcome shrunk;
+        const auto skip = shrink(run, seed, r, shrunk);
+        BOOST_TEST(r.violation.empty(), workload << " seed " << seed << ": " << r.violation << "; broken at step "
+                                                 << r.broken_at << " of " << steps_of(r) << "; shrunk, skipping "
+                                                 << skip.size() << " of its faults: broken at step " << shrunk.broken_at
+                                                 << " (" << shrunk.violation << "); replay: scripts/simulate.sh --workload "
+                                                 << workload << " --seed " << seed
+                                                 << (skip.empty() ? "" : " --skip-faults " + as_list(skip)) << " --trace");
     };
     if (const auto one = env_number("ZKLOCK_SIM_SEED", 0)) {
-        const auto r = run(one);
+        const auto r = run(one, parse_list(std::getenv("ZKLOCK_SIM_SKIP")));
         if (std::getenv("ZKLOCK_SIM_TRACE") && *std::getenv("ZKLOCK_SIM_TRACE")) std::cout << r.trace;
-        failed_seed(one, r);  // asserts that no promise was broken
-        BOOST_TEST_MESSAGE(workload << " seed " << one << ": " << r.grants << " grants, " << r.failures << " failed acquires");
+        check(one, r, false);  // asserts that no promise was broken
+        BOOST_TEST_MESSAGE(workload << " seed " << one << ": " << r.grants << " grants, " << r.failures << " failed acquires, "
+                                    << steps_of(r) << " steps");
         return;
     }
-    for (auto seed : kept) failed_seed(seed, run(seed));
+    for (auto seed : kept) check(seed, run(seed, {}), true);
     const auto first = env_number("ZKLOCK_SIM_FIRST", 1), seeds = env_number("ZKLOCK_SIM_SEEDS", 200);
     std::size_t failed = 0, grants = 0, failures = 0, stale = 0;
     for (std::uint64_t seed = first; seed < first + seeds; ++seed) {
-        const auto r = run(seed);
+        const auto r = run(seed, {});
         grants += r.grants;
         failures += r.failures;
         stale += r.stale_grants;
         if (!r.violation.empty()) {
             ++failed;
-            failed_seed(seed, r);
+            check(seed, r, true);
         }
     }
     BOOST_TEST(grants >= seeds * min_grants, workload << ": " << grants << " grants in " << seeds << " seeds");

@@ -48,12 +48,12 @@ void finish(virtual_time& vt, asio::io_context& io, model& zk, std::vector<zkloc
 }
 
 /// while_held and multi_lock, with a third party deleting lock nodes.
-seed_outcome run_composed(std::uint64_t seed)
+seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
 {
     virtual_time vt;
     asio::io_context io;
     seed_outcome out;
-    auto o = seeded(seed, out);
+    auto o = seeded(seed, skip, out);
     o.drop_one_in = 60;
     o.cut_off_one_in = 300;
     model zk(io, o);
@@ -140,13 +140,13 @@ seed_outcome run_composed(std::uint64_t seed)
 }
 
 /// Sessions that drain holding a lock, some cut off from every server just before.
-seed_outcome run_drain(std::uint64_t seed)
+seed_outcome run_drain(std::uint64_t seed, const fault_set& skip = {})
 {
     using namespace boost::asio::experimental::awaitable_operators;
     virtual_time vt;
     asio::io_context io;
     seed_outcome out;
-    auto o = seeded(seed, out);
+    auto o = seeded(seed, skip, out);
     o.drop_one_in = 80;
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x9e3779b97f4a7c15ull);

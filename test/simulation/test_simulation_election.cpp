@@ -22,12 +22,12 @@ constexpr int candidates = 3, rounds = 5;
 
 std::string tail_of(const std::string& node) { return node.size() > 10 ? node.substr(node.size() - 10) : node; }
 
-seed_outcome run_election(std::uint64_t seed)
+seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
 {
     virtual_time vt;
     asio::io_context io;
     seed_outcome out;
-    auto o = seeded(seed, out);
+    auto o = seeded(seed, skip, out);
     o.drop_one_in = 60;
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0xd1b54a32d192ed03ull);  // the workload's own draws

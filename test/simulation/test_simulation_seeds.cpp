@@ -18,12 +18,12 @@ constexpr auto session_timeout = 2s;
 constexpr auto acquire_timeout = 2s;
 constexpr int workers = 3, rounds = 6;
 
-seed_outcome run_seed(std::uint64_t seed)
+seed_outcome run_seed(std::uint64_t seed, const fault_set& skip = {})
 {
     virtual_time vt;
     asio::io_context io;
     seed_outcome out;
-    auto o = seeded(seed, out);
+    auto o = seeded(seed, skip, out);
     o.drop_one_in = 40;
     o.cut_off_one_in = 150;  // up to 3 s: longer than the 2 s session timeout about a third of the time
     model zk(io, o);

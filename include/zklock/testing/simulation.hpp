@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,13 @@ struct model_options {
     unsigned cut_off_one_in = 0;
     /// With a seed: the longest a client is cut off.
     std::chrono::milliseconds max_cut_off{3'000};
+    /// With a seed: the drawn faults (drops and cut-offs, numbered from 0 in the order drawn, as the trace's
+    /// "fault N" lines say) not to apply. The draws are made all the same, so the rest of the schedule is
+    /// the seed's until what was skipped changes it: a failing seed's schedule shrinks by skipping the
+    /// faults it does not need (scripts/simulate.sh does).
+    std::set<std::size_t> skip_faults;
     /// Told each event of the model as it happens, one line each ("12 serve 2", "12 apply 1 zxid 9", "15 read
-    /// 3", "15 connect 2 server 1", "20 drop 1", "40 expire 3", "41 learnt expired 3": the virtual time in
+    /// 3", "15 connect 2 server 1", "20 fault 0", "20 drop 1", "40 expire 3", "41 learnt expired 3": the virtual time in
     /// ms since the model was made, the event, the session's id), inside the event: a request made there
     /// meets the client at that moment ("learnt expired": the client knows, the session not yet). The same
     /// seed and program give the same lines, byte for byte.

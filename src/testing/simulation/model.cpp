@@ -79,6 +79,13 @@ void model_state::apply_everywhere()
     for (server_index s = 0; s < servers.size(); ++s) wires.apply(s);
 }
 
+bool model_state::fault_applies()
+{
+    const auto k = faults_drawn++;
+    note("fault " + std::to_string(k) + (options.skip_faults.contains(k) ? " skipped" : ""));
+    return !options.skip_faults.contains(k);
+}
+
 simulated_client* model_state::draw_connected()
 {
     std::vector<simulated_client*> connected;
@@ -92,10 +99,12 @@ bool model_state::step()
     servers.set_time(now_ms());
     for_each_client([](simulated_client& c) { c.take_turn(); });
     if (options.drop_one_in != 0 && draw(options.drop_one_in) == 0)
-        if (auto* c = draw_connected()) c->drop();
+        if (auto* c = draw_connected(); c && fault_applies()) c->drop();
     if (options.cut_off_one_in != 0 && draw(options.cut_off_one_in) == 0)
-        if (auto* c = draw_connected())
-            c->cut_off(std::chrono::milliseconds(draw(static_cast<std::uint64_t>(options.max_cut_off.count())) + 1));
+        if (auto* c = draw_connected()) {
+            const auto d = std::chrono::milliseconds(draw(static_cast<std::uint64_t>(options.max_cut_off.count())) + 1);
+            if (fault_applies()) c->cut_off(d);
+        }
     // What can happen next: a server takes a session's next request, a follower applies the next
     // transaction, a client reads its next message. One of them, drawn; a draw that finds it cannot
     // happen yet (a read behind an unanswered request) draws again among the others.

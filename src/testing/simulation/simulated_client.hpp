@@ -60,6 +60,10 @@ struct model_state : std::enable_shared_from_this<model_state> {
     void apply_everywhere();
     /// A client with an open connection, drawn from the seed (null if none).
     simulated_client* draw_connected();
+    /// A drawn fault is about to happen: numbers it, says so in the trace, and whether to apply it
+    /// (model_options::skip_faults). Every draw is made either way, so that the schedule stays the seed's.
+    bool fault_applies();
+    std::size_t faults_drawn = 0;
     /// Runs progress() in a later turn (once, however many ask before it runs).
     void post_progress();
     /// One turn: sessions' requests served, transactions applied, messages read, expiries done.
