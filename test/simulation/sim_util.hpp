@@ -211,6 +211,21 @@ private:
     std::set<std::string> deleted_;
 };
 
+/// Runs `io` until `finished` reaches `n` (a second of virtual time at a time, two minutes at most: idle
+/// sessions only ping and wait for the leader's ticks, which costs the run without testing anything),
+/// closes `ss`, and checks that nothing is left under `paths` nor alive.
+inline void finish_run(virtual_time& vt, asio::io_context& io, model& zk, std::vector<zklock::session>& ss, const int& finished,
+                       int n, const std::vector<std::string>& paths, seed_outcome& out)
+{
+    for (auto limit = vt.now() + 120s; finished != n && vt.now() < limit;) vt.run_for(io, 1s);
+    if (finished != n) out.violate(std::to_string(n - finished) + " workers never finished");
+    for (auto& s : ss) s.close();
+    vt.run_for(io, 5s);
+    for (const auto& p : paths)
+        if (!zk.children(p).empty()) out.violate(std::to_string(zk.children(p).size()) + " nodes left under " + p);
+    if (zk.live_sessions() != 0) out.violate(std::to_string(zk.live_sessions()) + " sessions left alive");
+}
+
 /// Virtual ms since `since`, as text.
 inline std::string ms_since(zklock::clock::time_point since)
 {

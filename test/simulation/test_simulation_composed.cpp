@@ -33,20 +33,6 @@ std::vector<zklock::session> sessions_on(model& zk, int n)
 
 std::string directory_of(const zklock::guard& g) { return g.node().substr(0, g.node().rfind('/')); }
 
-/// Runs `io` until `finished` reaches `n` (two minutes of virtual time at most), closes `ss`, and checks
-/// that nothing is left under `paths` nor alive.
-void finish(virtual_time& vt, asio::io_context& io, model& zk, std::vector<zklock::session>& ss, const int& finished,
-            int n, const std::vector<std::string>& paths, seed_outcome& out)
-{
-    for (auto limit = vt.now() + 120s; finished != n && vt.now() < limit;) vt.run_for(io, 1s);
-    if (finished != n) out.violate(std::to_string(n - finished) + " workers never finished");
-    for (auto& s : ss) s.close();
-    vt.run_for(io, 5s);
-    for (const auto& p : paths)
-        if (!zk.children(p).empty()) out.violate(std::to_string(zk.children(p).size()) + " nodes left under " + p);
-    if (zk.live_sessions() != 0) out.violate(std::to_string(zk.live_sessions()) + " sessions left alive");
-}
-
 /// while_held and multi_lock, with a third party deleting lock nodes.
 seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
 {
@@ -135,7 +121,7 @@ seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
             co_await s.async_remove(node, -1, tuple_awaitable);
         }
     }, asio::detached);
-    finish(vt, io, zk, ss, finished, workers, paths, out);
+    finish_run(vt, io, zk, ss, finished, workers, paths, out);
     return out;
 }
 
@@ -196,7 +182,7 @@ seed_outcome run_drain(std::uint64_t seed, const fault_set& skip = {})
             ++finished;
         }, asio::detached);
     }
-    finish(vt, io, zk, ss, finished, workers, paths, out);
+    finish_run(vt, io, zk, ss, finished, workers, paths, out);
     return out;
 }
 

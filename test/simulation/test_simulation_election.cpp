@@ -140,12 +140,7 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
         }
     }, asio::detached);
 
-    for (auto limit = vt.now() + 120s; finished != candidates && vt.now() < limit;) vt.run_for(io, 1s);
-    if (finished != candidates) out.violate(std::to_string(candidates - finished) + " candidates never finished");
-    for (auto& s : ss) s.close();
-    vt.run_for(io, 5s);
-    if (!zk.children(path).empty()) out.violate(std::to_string(zk.children(path).size()) + " nodes left under " + path);
-    if (zk.live_sessions() != 0) out.violate(std::to_string(zk.live_sessions()) + " sessions left alive");
+    finish_run(vt, io, zk, ss, finished, candidates, {path}, out);
     return out;
 }
 

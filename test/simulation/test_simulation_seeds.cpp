@@ -66,15 +66,7 @@ seed_outcome run_seed(std::uint64_t seed, const fault_set& skip = {})
             ++finished;
         }, asio::detached);
     }
-    // Until every worker is done (a second of virtual time at a time), or two minutes: idle sessions only
-    // ping and wait for the leader's ticks, which costs the run without testing anything.
-    for (auto limit = vt.now() + 120s; finished != workers && vt.now() < limit;) vt.run_for(io, 1s);
-    if (finished != workers) out.violate(std::to_string(workers - finished) + " workers never finished");
-    for (auto& s : ss) s.close();
-    vt.run_for(io, 5s);
-    for (const auto& p : paths)
-        if (!zk.children(p).empty()) out.violate(std::to_string(zk.children(p).size()) + " nodes left under " + p);
-    if (zk.live_sessions() != 0) out.violate(std::to_string(zk.live_sessions()) + " sessions left alive");
+    finish_run(vt, io, zk, ss, finished, workers, paths, out);
     return out;
 }
 
