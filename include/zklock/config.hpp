@@ -15,7 +15,9 @@ namespace zklock {
 enum class log_level { error = 1, warning = 2, info = 3, debug = 4 };
 
 /// Receives the ZooKeeper C client's log lines (and zklock's own), on the session's executor
-/// or on the helper thread that opens and closes the handle.
+/// or on the helper thread that opens and closes the handle. The session keeps a copy of the sink until
+/// that thread has closed the handle, which can be after the session object is destroyed: a sink owns
+/// (or shares) what it writes to, and guards it if it is also read elsewhere.
 using log_sink = std::function<void(log_level, std::string_view)>;
 
 /// Turns one entry of session_config::hosts, a host name (or address) and its port, into the addresses

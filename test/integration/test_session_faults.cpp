@@ -3,7 +3,10 @@
 
 #include <zklock/testing/faults.hpp>
 
+#include "log_capture.hpp"
 #include "process_util.hpp"
+
+#include <sys/resource.h>
 
 BOOST_AUTO_TEST_SUITE(session_fault_tests)
 
@@ -143,13 +146,35 @@ BOOST_AUTO_TEST_CASE(a_connection_broken_under_a_send_is_reported_as_lost)
 }
 
 namespace {
+// While it lives the process can open no descriptor: the soft RLIMIT_NOFILE is 0, below every number, so
+// socket() fails at once with EMFILE. The descriptors already open keep working.
+struct no_new_descriptors {
+    rlimit saved{};
+    no_new_descriptors()
+    {
+        ::getrlimit(RLIMIT_NOFILE, &saved);
+        rlimit none = saved;
+        none.rlim_cur = 0;
+        ::setrlimit(RLIMIT_NOFILE, &none);
+    }
+    ~no_new_descriptors() { ::setrlimit(RLIMIT_NOFILE, &saved); }
+    no_new_descriptors(const no_new_descriptors&) = delete;
+    no_new_descriptors& operator=(const no_new_descriptors&) = delete;
+};
+
+enum class at_the_break { connect_as_usual, socket_refused };
+
 // Four requests out, the connection dropped, a fifth whose send fails (the C client closes the socket with
 // four out), then a write: every request is answered, and the write lands once the session is back.
-void a_write_after_a_broken_send_lands(const std::string& hosts, const std::string& name, std::chrono::seconds limit)
+void a_write_after_a_broken_send_lands(const std::string& hosts, const std::string& name, std::chrono::seconds limit,
+                                       at_the_break how = at_the_break::connect_as_usual)
 {
     asio::io_context ioc;
     auto cfg = config_for(hosts);
     cfg.follow_ensemble = false;
+    auto log = std::make_shared<log_capture>();
+    cfg.log = log_capture::sink(log);
+    cfg.log_threshold = zklock::log_level::info;
     session s(ioc, cfg);
     run(ioc, [&]() -> asio::awaitable<void> {
         co_await s.async_connect(use_awaitable);
@@ -157,7 +182,17 @@ void a_write_after_a_broken_send_lands(const std::string& hosts, const std::stri
         auto note = [&](boost::system::error_code, std::optional<zklock::stat>) { ++answered; };
         for (int i = 0; i < 4; ++i) s.async_exists("/", note);
         zklock::testing::drop_connection(s);
-        s.async_exists("/", note);  // its send fails: the C client closes the socket with four out
+        if (how == at_the_break::socket_refused) {
+            // The session notices the close inside this call and walks the C client down its error path
+            // at once: the new connection's socket() is refused there, synchronously.
+            {
+                no_new_descriptors none;
+                s.async_exists("/", note);
+            }
+            BOOST_TEST(log->said("socket() call failed"), "the C client's connection attempt was not refused at once");
+        } else {
+            s.async_exists("/", note);  // its send fails: the C client closes the socket with four out
+        }
         const auto path = "/" + name + "-" + std::to_string(::getpid());  // "/" is there: no parent to make
         boost::system::error_code created{zklock::error::timeout};
         bool done = false;
@@ -171,6 +206,8 @@ void a_write_after_a_broken_send_lands(const std::string& hosts, const std::stri
         auto [ec, st] = co_await s.async_exists(path, tuple_awaitable);
         BOOST_TEST(st.has_value());
         if (st) co_await s.async_remove(path, -1, use_awaitable);
+        // The fallback for a queue that could not be cleared: it would have failed the write above.
+        BOOST_TEST(!log->said("dropping the first connection after a silent close"));
     }, 3 * limit);
 }
 }  // namespace
@@ -182,15 +219,24 @@ BOOST_AUTO_TEST_CASE(a_write_made_after_a_broken_send_lands)
     a_write_after_a_broken_send_lands(shared_server().connect_string(), "after-broken-send", 20s);
 }
 
-// Review 4, L3 (issue 48.13): when the C client's probe connection fails synchronously (the next address
-// refuses at connect(), as a closed loopback port does), it has cleared its queue already; the session
-// read that as "not cleared" and dropped the next good connection at its handshake, failing the write
-// made meanwhile. Two addresses, the second refusing (the probe goes there): the write still lands.
+// Two addresses, the second refusing (the probe after the silent close goes there): the write still
+// lands. The refusal comes later, not inside the connect: a non-blocking connect() to a closed loopback
+// port says EINPROGRESS, and the C client learns of the refusal when it processes the socket.
 BOOST_AUTO_TEST_CASE(a_write_made_after_a_broken_send_lands_when_the_next_address_refuses)
 {
     a_write_after_a_broken_send_lands(
         shared_server().connect_string() + ",127.0.0.1:" + std::to_string(tools_test::free_port()), "after-refused-probe",
         30s);
+}
+
+// Review 4, L3 (issue 48.13), forced: the C client's connection attempt right after the silent close fails
+// synchronously (socket() refused: the process is out of descriptors for that moment), and its error path
+// has then cleared its queue already. The session read that failure as "not cleared" and dropped the next
+// good connection at its handshake, failing the write made meanwhile with connection loss.
+BOOST_AUTO_TEST_CASE(a_write_made_after_a_broken_send_lands_when_the_next_socket_is_refused)
+{
+    a_write_after_a_broken_send_lands(shared_server().connect_string(), "after-refused-socket", 20s,
+                                      at_the_break::socket_refused);
 }
 
 // Several requests out when the connection breaks under a send: the C client keeps them in its queue of
