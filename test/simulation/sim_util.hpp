@@ -38,6 +38,18 @@ inline asio::awaitable<void> pause_on_clock(std::chrono::milliseconds d)
     co_await t.async_wait(use_awaitable);
 }
 
+/// `n` sessions on `zk`, each with `timeout` (the model's 200 ms tick allows 400 ms to 4 s).
+inline std::vector<zklock::session> sessions_on(model& zk, int n, std::chrono::milliseconds timeout)
+{
+    std::vector<zklock::session> ss;
+    for (int i = 0; i < n; ++i) {
+        zklock::session_config cfg;
+        cfg.session_timeout = timeout;
+        ss.push_back(zk.make_session(cfg));
+    }
+    return ss;
+}
+
 /// What one seed's run broke, if anything ("" when every promise held), and how long its schedule was.
 struct seed_outcome {
     std::string violation;  // the first promise broken

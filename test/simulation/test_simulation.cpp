@@ -12,18 +12,6 @@ using namespace sim_test;
 
 namespace simulation_test {
 
-/// `n` sessions on `m`, 4 s of timeout each (the model's 200 ms tick allows 400 ms to 4 s).
-std::vector<zklock::session> sessions_on(model& m, int n)
-{
-    std::vector<zklock::session> out;
-    for (int i = 0; i < n; ++i) {
-        zklock::session_config cfg;
-        cfg.session_timeout = 4s;
-        out.push_back(m.make_session(cfg));
-    }
-    return out;
-}
-
 asio::awaitable<void> connect_all(std::vector<zklock::session>& ss)
 {
     for (auto& s : ss) co_await s.async_connect(use_awaitable);
@@ -34,7 +22,7 @@ struct two_on_a_model {
     virtual_time vt;
     asio::io_context ioc;
     model m{ioc};
-    std::vector<zklock::session> ss = sessions_on(m, 2);
+    std::vector<zklock::session> ss = sessions_on(m, 2, 4s);
 };
 
 /// What one contention run saw: who took the lock when (virtual ms since the start), in order.
@@ -52,7 +40,7 @@ contention_trace run_contention(int workers, int rounds)
     virtual_time vt;
     asio::io_context ioc;
     model m(ioc);
-    auto ss = sessions_on(m, workers);
+    auto ss = sessions_on(m, workers, 4s);
     const auto start = vt.now();
     contention_trace t;
     bool in_use = false;
@@ -270,7 +258,7 @@ BOOST_AUTO_TEST_CASE(a_lock_node_whose_create_answer_was_lost_is_found_and_nothi
     virtual_time vt;
     asio::io_context ioc;
     model m(ioc);
-    auto ss = sessions_on(m, 1);
+    auto ss = sessions_on(m, 1, 4s);
     std::optional<zklock::guard> held;
     std::size_t nodes_while_held = 0;
     bool released = false;

@@ -20,17 +20,6 @@ constexpr auto session_timeout = 2s;
 constexpr auto acquire_timeout = 2s;
 constexpr int workers = 3, rounds = 6;
 
-std::vector<zklock::session> sessions_on(model& zk, int n)
-{
-    std::vector<zklock::session> ss;
-    for (int i = 0; i < n; ++i) {
-        zklock::session_config cfg;
-        cfg.session_timeout = session_timeout;
-        ss.push_back(zk.make_session(cfg));
-    }
-    return ss;
-}
-
 std::string directory_of(const zklock::guard& g) { return g.node().substr(0, g.node().rfind('/')); }
 
 /// while_held and multi_lock, with a third party deleting lock nodes.
@@ -45,7 +34,7 @@ seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x2545f4914f6cdd1dull);  // the workload's own draws
     const std::vector<std::string> paths = {"/sim/a", "/sim/b"};
-    auto ss = sessions_on(zk, workers + 1);  // the last one is the third party's
+    auto ss = sessions_on(zk, workers + 1, session_timeout);  // the last one is the third party's
     holder_book book(out);
     int finished = 0;
     struct round {
@@ -137,7 +126,7 @@ seed_outcome run_drain(std::uint64_t seed, const fault_set& skip = {})
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x9e3779b97f4a7c15ull);
     const std::vector<std::string> paths = {"/sim/a", "/sim/b"};
-    auto ss = sessions_on(zk, workers);
+    auto ss = sessions_on(zk, workers, session_timeout);
     holder_book book(out);
     int finished = 0;
     for (int i = 0; i < workers; ++i) {

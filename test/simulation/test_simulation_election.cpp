@@ -32,12 +32,7 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0xd1b54a32d192ed03ull);  // the workload's own draws
     const std::string path = "/sim/election";
-    std::vector<zklock::session> ss;
-    for (int i = 0; i < candidates + 2; ++i) {  // the candidates', the third party's, the observer's
-        zklock::session_config cfg;
-        cfg.session_timeout = session_timeout;
-        ss.push_back(zk.make_session(cfg));
-    }
+    auto ss = sessions_on(zk, candidates + 2, session_timeout);  // the candidates', the third party's, the observer's
     auto& third = ss[candidates];
     auto& watcher = ss[candidates + 1];
     const std::set<std::string> ids = {"c0", "c1", "c2", "latch"};

@@ -29,12 +29,7 @@ seed_outcome run_seed(std::uint64_t seed, const fault_set& skip = {})
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x9e3779b97f4a7c15ull);  // the workload's own draws
     const std::vector<std::string> paths = {"/sim/a", "/sim/b"};
-    std::vector<zklock::session> ss;
-    for (int i = 0; i < workers; ++i) {
-        zklock::session_config cfg;
-        cfg.session_timeout = session_timeout;
-        ss.push_back(zk.make_session(cfg));
-    }
+    auto ss = sessions_on(zk, workers, session_timeout);
     holder_book book(out);
     int finished = 0;
     for (int i = 0; i < workers; ++i) {
