@@ -58,6 +58,7 @@ struct seed_outcome {
     std::size_t failures = 0;  // acquires that failed (a timeout, a lost connection): allowed, counted
     std::size_t stale_grants = 0;  // grants on a node a third party was deleting (holder_book)
     std::size_t broken_at = 0;  // the trace's line count when the first promise broke: the schedule to read
+    std::size_t expiries_of_holders = 0;  // holders whose session the leader expired (holder_book::expired)
     void violate(const std::string& what)
     {
         if (!violation.empty()) return;
@@ -166,12 +167,13 @@ inline void run_seeds(const std::string& workload, const seed_run& run, std::siz
     }
     for (auto seed : kept) check(seed, run(seed, {}), true);
     const auto first = env_number("ZKLOCK_SIM_FIRST", 1), seeds = env_number("ZKLOCK_SIM_SEEDS", 200);
-    std::size_t failed = 0, grants = 0, failures = 0, stale = 0;
+    std::size_t failed = 0, grants = 0, failures = 0, stale = 0, expiries = 0;
     for (std::uint64_t seed = first; seed < first + seeds; ++seed) {
         const auto r = run(seed, {});
         grants += r.grants;
         failures += r.failures;
         stale += r.stale_grants;
+        expiries += r.expiries_of_holders;
         if (!r.violation.empty()) {
             ++failed;
             check(seed, r, true);
@@ -179,18 +181,26 @@ inline void run_seeds(const std::string& workload, const seed_run& run, std::siz
     }
     BOOST_TEST(grants >= seeds * min_grants, workload << ": " << grants << " grants in " << seeds << " seeds");
     BOOST_TEST_MESSAGE(workload << ": " << seeds << " seeds ran, " << failed << " failed; " << grants << " grants, "
-                                << failures << " failed acquires, " << stale << " on a node a third party was deleting");
+                                << failures << " failed acquires, " << stale << " on a node a third party was deleting, "
+                                << expiries << " holders' sessions expired by the leader");
 }
 
 /// Who holds each path, as the workload's guards say, checked at every grant: mutual exclusion in the
 /// model's order (every other holder of the path has been told of its loss, or a third party is deleting
 /// one of the two nodes: then the holder and its successor learn it at the same zxid,
-/// docs/loss-and-fencing.md), and tokens that increase per path, always.
+/// docs/loss-and-fencing.md), and tokens that increase per path, always; and at every expiry by the leader
+/// (model_options::on_expiry, set by watch_expiries): each holder of that session told of its loss first.
 class holder_book {
 public:
     explicit holder_book(seed_outcome& out) : out_(out) {}
-    /// `g` holds `path` from now on, until released(path, g).
-    void granted(const std::string& path, const zklock::guard& g, const std::string& who)
+    /// Checks each expiry of `o`'s model (expired).
+    void watch_expiries(zklock::testing::simulation::model_options& o)
+    {
+        o.on_expiry = [this](std::int64_t id) { expired(id); };
+    }
+    /// `g`, a lock of the session `session` (its id at the grant), holds `path` from now on, until
+    /// released(path, g).
+    void granted(const std::string& path, const zklock::guard& g, const std::string& who, std::int64_t session)
     {
         if (g.lost()) out_.violate("a guard on " + path + " was handed out already lost: " + g.lost().message());
         ++out_.grants;
@@ -205,12 +215,28 @@ public:
         if (!deleted) last_token_[path] = g.token();
         out_.note("grant " + path + " to " + who + " token " + g.token().to_string() + " node " + sequence_of(g) +
                   (deleted ? " (a third party is deleting it)" : ""));
-        for (const auto* other : holders_[path])
-            if (!deleted && !other->lost() && !deleted_.contains(other->node()))
+        for (const auto& other : holders_[path])
+            if (!deleted && !other.g->lost() && !deleted_.contains(other.g->node()))
                 out_.violate("two holders of " + path + " at once, neither told of a loss");
-        holders_[path].push_back(&g);
+        holders_[path].push_back({&g, session});
     }
-    void released(const std::string& path, const zklock::guard& g) { std::erase(holders_[path], &g); }
+    void released(const std::string& path, const zklock::guard& g)
+    {
+        std::erase_if(holders_[path], [&](const holder& h) { return h.g == &g; });
+    }
+    /// The leader expires the session `id` now: a holder of it not yet told of a loss breaks the promise
+    /// that a session which stops hearing from ZooKeeper is told before anyone else can hold its locks.
+    void expired(std::int64_t id)
+    {
+        for (const auto& [path, hs] : holders_)
+            for (const auto& h : hs) {
+                if (h.session != id) continue;
+                ++out_.expiries_of_holders;
+                if (!h.g->lost())
+                    out_.violate("the leader expired session " + std::to_string(id) + " while its holder of " + path +
+                                 " was not told of a loss");
+            }
+    }
     /// A third party is deleting `node` (as `zklock break` does).
     void deleting(const std::string& node) { deleted_.insert(node); }
 
@@ -218,7 +244,11 @@ private:
     // The node's sequence number: its name's random part differs from run to run, and the trace may not.
     static std::string sequence_of(const zklock::guard& g) { return g.node().substr(g.node().size() - 10); }
     seed_outcome& out_;
-    std::map<std::string, std::vector<const zklock::guard*>> holders_;
+    struct holder {
+        const zklock::guard* g;
+        std::int64_t session;
+    };
+    std::map<std::string, std::vector<holder>> holders_;
     std::map<std::string, zklock::fencing_token> last_token_;
     std::set<std::string> deleted_;
 };

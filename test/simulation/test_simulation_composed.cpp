@@ -31,11 +31,12 @@ seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
     auto o = seeded(seed, skip, out);
     o.drop_one_in = 60;
     o.cut_off_one_in = 300;
+    holder_book book(out);
+    book.watch_expiries(o);
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x2545f4914f6cdd1dull);  // the workload's own draws
     const std::vector<std::string> paths = {"/sim/a", "/sim/b"};
     auto ss = sessions_on(zk, workers + 1, session_timeout);  // the last one is the third party's
-    holder_book book(out);
     int finished = 0;
     struct round {
         bool both;        // a multi_lock over both paths, else a mutex and while_held
@@ -60,7 +61,7 @@ seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
                         continue;
                     }
                     if (auto why = mg.lost()) out.violate("a multi_lock was handed out with a lock already lost: " + why.message());
-                    for (const auto& g : mg.guards()) book.granted(directory_of(g), g, who + " (multi)");
+                    for (const auto& g : mg.guards()) book.granted(directory_of(g), g, who + " (multi)", ss[i].id());
                     co_await pause_on_clock(std::chrono::milliseconds(r.hold_ms));
                     for (const auto& g : mg.guards()) book.released(directory_of(g), g);
                     co_await mg.release(tuple_awaitable);
@@ -73,7 +74,7 @@ seed_outcome run_composed(std::uint64_t seed, const fault_set& skip = {})
                     ++out.failures;
                     continue;
                 }
-                book.granted(path, g, who);
+                book.granted(path, g, who, ss[i].id());
                 co_await pause_on_clock(std::chrono::milliseconds(r.hold_ms));
                 // The work's first step, before any suspension, is where a service writes: it must not run
                 // when the guard's loss is already known.
@@ -123,11 +124,12 @@ seed_outcome run_drain(std::uint64_t seed, const fault_set& skip = {})
     seed_outcome out;
     auto o = seeded(seed, skip, out);
     o.drop_one_in = 80;
+    holder_book book(out);
+    book.watch_expiries(o);
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x9e3779b97f4a7c15ull);
     const std::vector<std::string> paths = {"/sim/a", "/sim/b"};
     auto ss = sessions_on(zk, workers, session_timeout);
-    holder_book book(out);
     int finished = 0;
     for (int i = 0; i < workers; ++i) {
         const auto path = paths[choices() % paths.size()];
@@ -144,7 +146,7 @@ seed_outcome run_drain(std::uint64_t seed, const fault_set& skip = {})
                     ++out.failures;
                     continue;
                 }
-                book.granted(path, g, who);
+                book.granted(path, g, who, ss[i].id());
                 co_await pause_on_clock(std::chrono::milliseconds(choices() % 30));
                 if (r < before) {
                     book.released(path, g);

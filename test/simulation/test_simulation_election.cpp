@@ -29,6 +29,8 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
     seed_outcome out;
     auto o = seeded(seed, skip, out);
     o.drop_one_in = 60;
+    holder_book book(out);
+    book.watch_expiries(o);
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0xd1b54a32d192ed03ull);  // the workload's own draws
     const std::string path = "/sim/election";
@@ -36,7 +38,6 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
     auto& third = ss[candidates];
     auto& watcher = ss[candidates + 1];
     const std::set<std::string> ids = {"c0", "c1", "c2", "latch"};
-    holder_book book(out);
     int finished = 0;
     const zklock::leadership* leader = nullptr;  // the sitting leader, as the candidates know it
     // A latch node that joined while the sitting leader's node existed: every campaign granted while it
@@ -69,7 +70,7 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
                 ++r;
                 if (latch_armed)
                     out.violate("campaign of " + who + " granted beside a Curator LeaderLatch that joined while it waited: two leaders");
-                book.granted(path, l, who);
+                book.granted(path, l, who, ss[i].id());
                 leader = &l;
                 const auto value = who + "." + std::to_string(r);
                 auto& t = terms[l.node()];

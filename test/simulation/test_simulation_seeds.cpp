@@ -26,11 +26,12 @@ seed_outcome run_seed(std::uint64_t seed, const fault_set& skip = {})
     auto o = seeded(seed, skip, out);
     o.drop_one_in = 40;
     o.cut_off_one_in = 150;  // up to 3 s: longer than the 2 s session timeout about a third of the time
+    holder_book book(out);
+    book.watch_expiries(o);
     model zk(io, o);
     std::mt19937_64 choices(seed ^ 0x9e3779b97f4a7c15ull);  // the workload's own draws
     const std::vector<std::string> paths = {"/sim/a", "/sim/b"};
     auto ss = sessions_on(zk, workers, session_timeout);
-    holder_book book(out);
     int finished = 0;
     for (int i = 0; i < workers; ++i) {
         std::vector<std::pair<std::size_t, int>> plan;  // per round: the path, the hold in ms
@@ -53,7 +54,7 @@ seed_outcome run_seed(std::uint64_t seed, const fault_set& skip = {})
                     ++out.failures;
                     continue;
                 }
-                book.granted(path, g, std::to_string(i));
+                book.granted(path, g, std::to_string(i), ss[i].id());
                 co_await pause_on_clock(std::chrono::milliseconds(hold_ms));
                 book.released(path, g);
                 co_await g.release(asio::as_tuple(use_awaitable));

@@ -56,6 +56,11 @@ struct model_options {
     /// meets the client at that moment ("learnt expired": the client knows, the session not yet). The same
     /// seed and program give the same lines, byte for byte.
     std::function<void(const std::string&)> trace;
+    /// Told the id of each session the leader expires because its timeout ran out (not model::expire's),
+    /// when the leader decides it, before the session's ephemeral nodes go: where a test checks that the
+    /// session's holders were told of their loss first (the loss clock's promise, docs/loss-and-fencing.md).
+    /// It must not call the model.
+    std::function<void(std::int64_t)> on_expiry;
 };
 
 /// A model ZooKeeper ensemble for a whole test on one thread, in virtual time: sessions made by

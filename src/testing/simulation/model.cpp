@@ -156,7 +156,10 @@ void model_state::end_session(session_id id)
 
 void model_state::expire_due()
 {
-    for (auto id : sessions.expire_due(now_ms())) end_expired(id);
+    for (auto id : sessions.expire_due(now_ms())) {
+        if (options.on_expiry) options.on_expiry(id);
+        end_expired(id);
+    }
     post_progress();
 }
 
