@@ -133,6 +133,21 @@ inline std::uint64_t env_number(const char* name, std::uint64_t otherwise)
     return v && *v ? std::strtoull(v, nullptr, 10) : otherwise;
 }
 
+/// Each of seeds 1 to `n` of `run` twice: the same schedule byte for byte, the same outcome (a seed that
+/// does not replay cannot be shrunk or debugged: the workload drew from something that is not the seed).
+inline void check_replays(const std::string& workload, const seed_run& run, std::uint64_t n = 20)
+{
+    for (std::uint64_t seed = 1; seed <= n; ++seed) {
+        const auto a = run(seed, {}), b = run(seed, {});
+        if (a.trace == b.trace && a.violation == b.violation && a.grants == b.grants) continue;
+        std::size_t line = 1, at = 0;
+        for (; at < std::min(a.trace.size(), b.trace.size()) && a.trace[at] == b.trace[at]; ++at)
+            if (a.trace[at] == '\n') ++line;
+        BOOST_TEST(false, workload << " seed " << seed << " ran differently twice; its schedules part at line " << line);
+        return;
+    }
+}
+
 /// Runs `workload`'s seeds as the environment asks: ZKLOCK_SIM_SEED=S alone (ZKLOCK_SIM_SKIP=a,b: without
 /// those faults; ZKLOCK_SIM_TRACE=1: printing its schedule), else ZKLOCK_SIM_FIRST=F ZKLOCK_SIM_SEEDS=N
 /// (seeds F to F+N-1; 1 and 200 by default). Each broken promise fails the test case with its seed, its
@@ -272,6 +287,15 @@ inline void finish_run(virtual_time& vt, asio::io_context& io, model& zk, std::v
 inline std::string ms_since(zklock::clock::time_point since)
 {
     return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(zklock::clock::now() - since).count());
+}
+
+/// An acquire (or a campaign) that began at `asked` with `timeout` completed by its deadline, whatever the
+/// schedule did: the deadline covers the whole acquire (mutex.hpp), and in virtual time "by" is exact.
+inline void check_deadline(seed_outcome& out, zklock::clock::time_point asked, std::chrono::milliseconds timeout,
+                           const std::string& what)
+{
+    if (zklock::clock::now() - asked > timeout)
+        out.violate(what + " completed " + ms_since(asked) + " ms after it began, past its deadline");
 }
 
 }  // namespace sim_test

@@ -59,7 +59,9 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
             co_await ss[i].async_connect(tuple_awaitable);
             zklock::election e(ss[i], path, who);
             for (int r = 0, attempts = 0; r < rounds && attempts < 8 * rounds; ++attempts) {
+                const auto asked = zklock::clock::now();
                 auto [ec, l] = co_await e.campaign(campaign_timeout, tuple_awaitable);
+                check_deadline(out, asked, campaign_timeout, "a campaign");
                 if (ec) {
                     ++out.failures;
                     // Refused beside a latch: again once it may have left (not a round of its own).
@@ -141,6 +143,11 @@ seed_outcome run_election(std::uint64_t seed, const fault_set& skip = {})
 }
 
 }  // namespace simulation_election_test
+
+BOOST_AUTO_TEST_CASE(the_election_workload_replays_its_seeds)
+{
+    check_replays("election", simulation_election_test::run_election);
+}
 
 BOOST_AUTO_TEST_CASE(the_election_keeps_its_promises_on_every_seed)
 {
