@@ -442,8 +442,23 @@ void lock_queue::perform(const local_queue::actions& actions, release_completion
                 if (auto q = w.lock()) q->step([](local_queue& m) { return m.on_touch_confirmed(); });
             });
             break;
+        case queue_act::confirm_node: confirm_node(a.seq); break;
         }
     }
+}
+
+// The node became ours while the session was away. Read behind a sync: the server reconnected to may lag
+// behind the one left, and still show a node deleted meanwhile.
+void lock_queue::confirm_node(std::uint64_t node_seq)
+{
+    if (!current_) return;
+    s->sync(path, [](error_code) {});
+    s->exists(current_->node(), nullptr, [w = weak_from_this(), node_seq](error_code ec, std::optional<stat> st) {
+        auto q = w.lock();
+        if (!q) return;
+        if (!ec && !st) ec = zk_errc::no_node;
+        q->step([&](local_queue& m) { return m.on_node_confirmed(node_seq, ec); });
+    });
 }
 
 void lock_queue::alarm_rang(const clock_alarm& a)

@@ -127,6 +127,8 @@ private:
     /// While someone waits for the place, a child watch on the directory keeps it current (an opt-in
     /// herd: only sessions that ask for their place are told of every change).
     void watch_queue();
+    /// local_queue's confirm_node: reads the current node (seq `node_seq`) and steps on_node_confirmed.
+    void confirm_node(std::uint64_t node_seq);
     std::size_t place_ = 0;
     bool queued_behind_ = false;  // the current node waited behind others' nodes
     bool watching_queue_ = false;

@@ -49,6 +49,7 @@ inline std::string name(Q what)
     case Q::watch_own: return "watch_own";
     case Q::start_own_watch_clock: return "start_own_watch_clock";
     case Q::confirm_touch: return "confirm_touch";
+    case Q::confirm_node: return "confirm_node";
     }
     return "unnamed";
 }

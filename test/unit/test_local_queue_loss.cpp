@@ -87,14 +87,59 @@ BOOST_FIXTURE_TEST_CASE(the_session_end_is_the_reason_when_nothing_was_reported_
     BOOST_TEST(the(at().wait_lost(100, h), Q::notify_lost).ec == expired);
 }
 
-BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_is_granted_on_reconnect, fixture)
+// A node that became ours while the session was away may have been deleted meanwhile by someone else
+// (`zklock break`, an operator): a grant on it would hand out a guard on a node already gone, with an
+// older token than the holders' since. On reconnect the node is read first (behind a sync), and granted
+// only if it is there. Failed before: the grant went at once on reconnect (the simulation's composed
+// seed 1510 handed out token 46 after 61 to 66).
+BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_is_granted_on_reconnect_once_found_there, fixture)
 {
     acquire(1);
     connected = false;
     BOOST_TEST(at().on_acquired().empty());  // the node may already be lost: no grant yet
     BOOST_TEST(!q.has_holders());
     connected = true;
-    BOOST_TEST(granted(at().on_connected()) == ids{1});
+    const auto out = at().on_connected();
+    BOOST_TEST(kinds(out) == "confirm_node");
+    BOOST_TEST(at().on_connected().empty());  // one read at a time
+    BOOST_TEST(!q.has_holders());
+    BOOST_TEST(granted(at().on_node_confirmed(the(out, Q::confirm_node).seq, {})) == ids{1});
+}
+
+BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_and_deleted_meanwhile_queues_again, fixture)
+{
+    acquire(1);
+    connected = false;
+    at().on_acquired();
+    connected = true;
+    const auto node = the(at().on_connected(), Q::confirm_node).seq;
+    BOOST_TEST(kinds(at().on_node_confirmed(node, zklock::zk_errc::no_node)) == "release_contender start_contender");
+    BOOST_TEST(!q.has_holders());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_node_confirmation_lost_with_the_connection_is_asked_again, fixture)
+{
+    acquire(1);
+    connected = false;
+    at().on_acquired();
+    connected = true;
+    const auto node = the(at().on_connected(), Q::confirm_node).seq;
+    connected = false;
+    BOOST_TEST(at().on_node_confirmed(node, zklock::zk_errc::connection_loss).empty());
+    connected = true;
+    BOOST_TEST(kinds(at().on_connected()) == "confirm_node");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_late_confirmation_of_a_node_given_up_is_ignored, fixture)
+{
+    acquire(1);
+    connected = false;
+    at().on_acquired();
+    connected = true;
+    const auto node = the(at().on_connected(), Q::confirm_node).seq;
+    BOOST_TEST(kinds(at().cancel(1, timeout)) == "fail_waiter release_contender");
+    BOOST_TEST(at().on_node_confirmed(node, {}).empty());
+    BOOST_TEST(kinds(acquire(2)) == "start_contender");
 }
 
 BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_goes_if_lost_or_unwanted, fixture)
@@ -123,7 +168,9 @@ BOOST_FIXTURE_TEST_CASE(a_grant_on_reconnect_after_the_grace_waits_for_a_confirm
     BOOST_TEST(!q.has_holders());
     BOOST_TEST(at().on_connected().empty());  // one sync at a time
     stale = false;  // the sync was answered through the leader
-    BOOST_TEST(kinds(at().on_touch_confirmed()) == "grant arm_loss_clock start_own_watch_clock");
+    const auto out = at().on_touch_confirmed();  // and the node, which became ours while away, is read
+    BOOST_TEST(kinds(out) == "confirm_node");
+    BOOST_TEST(kinds(at().on_node_confirmed(the(out, Q::confirm_node).seq, {})) == "grant arm_loss_clock start_own_watch_clock");
 }
 
 BOOST_FIXTURE_TEST_CASE(a_grant_is_held_wherever_it_would_come_from, fixture)

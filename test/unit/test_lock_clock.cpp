@@ -207,8 +207,10 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_away_longer_than_the_grace_is_not_handed_a_lost
     BOOST_TEST(!q.has_holders());
     BOOST_TEST(advance(3ms).empty());  // nothing rings for a waiter
     answered(3ms);                     // the sync, sent 3 ms ago, answered through the leader
-    const auto h = holder(event([](local_queue& m) { return m.on_touch_confirmed(); }), 1);
-    // The guard's clock counts from that answer: a whole grace ahead.
+    const auto confirm = event([](local_queue& m) { return m.on_touch_confirmed(); });
+    BOOST_TEST(kinds(confirm) == "confirm_node");  // the node became ours while away: still there?
+    const auto h = holder(event([&](local_queue& m) { return m.on_node_confirmed(the(confirm, Q::confirm_node).seq, {}); }), 1);
+    // The guard's clock counts from the sync's answer: a whole grace ahead.
     const auto out = advance(session.warning_at() - clock.now() - 1ns);
     BOOST_TEST(kinds(out) == "watch_own");
     BOOST_TEST(!q.lost(h));
@@ -313,7 +315,9 @@ BOOST_FIXTURE_TEST_CASE(a_node_that_became_ours_during_a_reconnect_is_granted_be
     clock.advance_time_by(1s);
     connected = true;
     answered();
-    BOOST_TEST(granted(event([](local_queue& m) { return m.on_connected(); })) == ids{1});
+    const auto confirm = event([](local_queue& m) { return m.on_connected(); });
+    BOOST_TEST(kinds(confirm) == "confirm_node");  // the node became ours while away: still there?
+    BOOST_TEST(granted(event([&](local_queue& m) { return m.on_node_confirmed(the(confirm, Q::confirm_node).seq, {}); })) == ids{1});
     BOOST_TEST(kinds(advance(1s)).find("fail_waiter") == std::string::npos);  // its deadline went with the grant
 }
 

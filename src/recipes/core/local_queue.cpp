@@ -76,6 +76,10 @@ void local_queue::grant_available(actions& out)
         if (!std::exchange(confirming_, true)) out.push_back({.what = queue_act::confirm_touch});
         return;
     }
+    if (held_while_away_) {  // someone may have deleted it meanwhile: no guard on a node already gone
+        if (!std::exchange(confirming_node_, true)) out.push_back({.what = queue_act::confirm_node, .seq = node_gen_});
+        return;
+    }
     grant(out);
     while (opts_.shared && !waiters_.empty() && may_join()) grant(out);
     fail_one_looks(out);  // the lock is taken now (or the readers' bound is reached)
@@ -142,7 +146,8 @@ void local_queue::fail_all(actions& out, error_code ec)
 
 void local_queue::drop_contender() noexcept
 {
-    contender_ = node_held_ = queued_ = false;
+    contender_ = node_held_ = queued_ = held_while_away_ = confirming_node_ = false;
+    ++node_gen_;
 }
 
 // Nobody here wants the lock any more: give up the node, whether it is still queued or already ours (a
@@ -234,6 +239,7 @@ local_queue::actions local_queue::on_acquired()
     actions out;
     grants_ = 0;
     node_held_ = true;
+    held_while_away_ = !connected_;  // then confirmed before any grant (grant_available)
     queued_ = false;
     if (waiters_.empty()) {
         drop_contender();
@@ -278,14 +284,16 @@ local_queue::actions local_queue::on_failed(error_code ec)
 local_queue::actions local_queue::on_lost(error_code ec)
 {
     actions out;
-    if (!holders_.empty()) {
-        report_lost(out, ec);
-        return out;
-    }
+    node_lost(out, ec);
+    return out;
+}
+
+void local_queue::node_lost(actions& out, error_code ec)
+{
+    if (!holders_.empty()) return report_lost(out, ec);
     drop_contender();
     out.push_back({.what = queue_act::release_contender});
     advance(out);
-    return out;
 }
 
 local_queue::actions local_queue::on_followers_none()
@@ -385,6 +393,20 @@ local_queue::actions local_queue::on_connected()
 {
     actions out;
     advance(out);  // a waiter may have been kept from a node that became ours while disconnected
+    return out;
+}
+
+local_queue::actions local_queue::on_node_confirmed(std::uint64_t node, error_code ec)
+{
+    actions out;
+    if (node != node_gen_ || !confirming_node_) return out;  // a node given up since
+    confirming_node_ = false;
+    if (ec == zk_errc::no_node) {
+        node_lost(out, zklock::error::lock_node_deleted);
+        return out;
+    }
+    if (!is_retryable(ec)) held_while_away_ = false;  // there (or a read that cannot tell: the watch will)
+    advance(out);  // granted; or, after a lost connection, asked again (now, or once reconnected)
     return out;
 }
 

@@ -49,6 +49,9 @@ struct queue_action {
         watch_own,            ///< the contender should watch its own node (a loss or revocation listener)
         start_own_watch_clock,  ///< on_own_watch_due after own_watch_delay, if this node is still current
         confirm_touch,  ///< the loss clock ran out with a grant due: on_touch_confirmed once a sync is answered
+        /// The node became ours while the session was away, and someone may have deleted it meanwhile:
+        /// read it (behind a sync) and answer on_node_confirmed(seq, the read's error, no_node if gone).
+        confirm_node,
     };
     type what{};
     std::uint64_t id = 0;
@@ -128,6 +131,11 @@ public:
     actions on_uncertain();  ///< the loss clock ran out without a fresh answer
     /// The sync that confirm_touch asked for was answered (or failed): a grant held for it may go now.
     actions on_touch_confirmed();
+    /// The read that confirm_node asked for (`node`: its seq) was answered: `ec` empty, the node is there
+    /// and the grants held for it go; zk_errc::no_node, it is gone (as on_lost); a lost connection asks
+    /// again once reconnected; any other error grants (the read cannot tell, and the node's own watch
+    /// still will).
+    actions on_node_confirmed(std::uint64_t node, error_code ec);
     /// The node has been held for own_watch_delay: watch it from now on, for holders that poll lost().
     actions on_own_watch_due();
     /// `holder`'s lease ran out: the lock passes on as if it had released, and it is told
@@ -179,6 +187,7 @@ private:
     void fail_all(actions& out, error_code ec);
     void maybe_abandon(actions& out);
     void report_lost(actions& out, error_code ec);
+    void node_lost(actions& out, error_code ec);  ///< on_lost's work
     void drop_contender() noexcept;
     /// holders_ keeps the node of the last hold that ended for the next one: a local hand-off then
     /// allocates nothing for its holder.
@@ -206,6 +215,9 @@ private:
     listener_index<> revoke_waiters_;
     bool stale_ = false;             // the loss clock has run out (observe)
     bool confirming_ = false;        // a confirm_touch is out
+    bool held_while_away_ = false;   // the node became ours while disconnected: confirm_node before a grant
+    bool confirming_node_ = false;   // a confirm_node is out
+    std::uint64_t node_gen_ = 0;     // counts the nodes given up (drop_contender): a late confirmation's age
     bool revoke_requested_ = false;  // for the current node
     bool own_watch_asked_ = false;   // the current node's contender watches its own node
     void watch_own(actions& out);
