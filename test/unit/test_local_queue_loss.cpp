@@ -106,24 +106,27 @@ BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_is_granted_on_reconnect
     BOOST_TEST(granted(at().on_node_confirmed(the(out, Q::confirm_node).seq, {})) == ids{1});
 }
 
+// Waiter 1's node became ours while the session was away, and the session is back: the seq of the read
+// that the queue asks for before granting (confirm_node).
+std::uint64_t acquired_while_away(fixture& f)
+{
+    f.acquire(1);
+    f.connected = false;
+    f.at().on_acquired();
+    f.connected = true;
+    return the(f.at().on_connected(), Q::confirm_node).seq;
+}
+
 BOOST_FIXTURE_TEST_CASE(node_acquired_while_disconnected_and_deleted_meanwhile_queues_again, fixture)
 {
-    acquire(1);
-    connected = false;
-    at().on_acquired();
-    connected = true;
-    const auto node = the(at().on_connected(), Q::confirm_node).seq;
+    const auto node = acquired_while_away(*this);
     BOOST_TEST(kinds(at().on_node_confirmed(node, zklock::zk_errc::no_node)) == "release_contender start_contender");
     BOOST_TEST(!q.has_holders());
 }
 
 BOOST_FIXTURE_TEST_CASE(a_node_confirmation_lost_with_the_connection_is_asked_again, fixture)
 {
-    acquire(1);
-    connected = false;
-    at().on_acquired();
-    connected = true;
-    const auto node = the(at().on_connected(), Q::confirm_node).seq;
+    const auto node = acquired_while_away(*this);
     connected = false;
     BOOST_TEST(at().on_node_confirmed(node, zklock::zk_errc::connection_loss).empty());
     connected = true;
@@ -132,11 +135,7 @@ BOOST_FIXTURE_TEST_CASE(a_node_confirmation_lost_with_the_connection_is_asked_ag
 
 BOOST_FIXTURE_TEST_CASE(a_late_confirmation_of_a_node_given_up_is_ignored, fixture)
 {
-    acquire(1);
-    connected = false;
-    at().on_acquired();
-    connected = true;
-    const auto node = the(at().on_connected(), Q::confirm_node).seq;
+    const auto node = acquired_while_away(*this);
     BOOST_TEST(kinds(at().cancel(1, timeout)) == "fail_waiter release_contender");
     BOOST_TEST(at().on_node_confirmed(node, {}).empty());
     BOOST_TEST(kinds(acquire(2)) == "start_contender");
