@@ -50,6 +50,9 @@ inline std::vector<zklock::session> sessions_on(model& zk, int n, std::chrono::m
     return ss;
 }
 
+/// The lines in a trace: the steps of a schedule so far.
+inline std::size_t lines_in(const std::string& trace) { return static_cast<std::size_t>(std::count(trace.begin(), trace.end(), '\n')); }
+
 /// What one seed's run broke, if anything ("" when every promise held), and how long its schedule was.
 struct seed_outcome {
     std::string violation;  // the first promise broken
@@ -63,7 +66,7 @@ struct seed_outcome {
     {
         if (!violation.empty()) return;
         violation = what;
-        broken_at = static_cast<std::size_t>(std::count(trace.begin(), trace.end(), '\n'));
+        broken_at = lines_in(trace);
     }
     void note(const std::string& line) { trace += line + '\n'; }
 };
@@ -87,7 +90,7 @@ inline zklock::testing::simulation::model_options seeded(std::uint64_t seed, con
 /// One run of a workload: a seed, and the drawn faults it skips.
 using seed_run = std::function<seed_outcome(std::uint64_t, const fault_set&)>;
 
-inline std::size_t steps_of(const seed_outcome& r) { return static_cast<std::size_t>(std::count(r.trace.begin(), r.trace.end(), '\n')); }
+inline std::size_t steps_of(const seed_outcome& r) { return lines_in(r.trace); }
 
 /// The faults a failing seed needs: each drawn fault skipped in turn, and kept skipped while the run
 /// still breaks a promise no later in its schedule (greedy, one run a fault). What is left, up to the step
@@ -139,7 +142,8 @@ inline void check_replays(const std::string& workload, const seed_run& run, std:
 {
     for (std::uint64_t seed = 1; seed <= n; ++seed) {
         const auto a = run(seed, {}), b = run(seed, {});
-        if (a.trace == b.trace && a.violation == b.violation && a.grants == b.grants) continue;
+        if (a.trace == b.trace && a.violation == b.violation && a.grants == b.grants && a.failures == b.failures)
+            continue;
         std::size_t line = 1, at = 0;
         for (; at < std::min(a.trace.size(), b.trace.size()) && a.trace[at] == b.trace[at]; ++at)
             if (a.trace[at] == '\n') ++line;
